@@ -1,0 +1,160 @@
+//! `apiary`: a HiveServer2-compatible SQL gateway on DataFusion. This binary only wires the
+//! configuration and starts the endpoints.
+
+mod config;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use apiary_endpoint::Endpoints;
+use apiary_gateway::Gateway;
+use apiary_sql::Engine;
+use clap::{Parser, Subcommand};
+
+use crate::config::{ServerConfig, KEYS};
+
+#[derive(Parser)]
+#[command(name = "apiary", version, about = "A HiveServer2-compatible SQL gateway on Apache DataFusion")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Start the server (binary transport on 10000, HTTP on 10001, bound to 127.0.0.1).
+    Serve(ServeArgs),
+    /// List every configuration key with its default and meaning.
+    Keys,
+}
+
+#[derive(clap::Args)]
+struct ServeArgs {
+    /// Folder holding the metastore and the warehouse [default: ./apiary-data].
+    #[arg(long, value_name = "DIR")]
+    data_dir: Option<PathBuf>,
+    /// Address to bind (hive.server2.thrift.bind.host).
+    #[arg(long, value_name = "ADDR")]
+    bind: Option<String>,
+    /// Binary transport port (hive.server2.thrift.port); 0 picks a free port.
+    #[arg(long, value_name = "N")]
+    port: Option<u16>,
+    /// HTTP transport port (hive.server2.thrift.http.port); 0 picks a free port.
+    #[arg(long, value_name = "N")]
+    http_port: Option<u16>,
+    /// TOML file with `data_dir` and a `[hiveconf]` table of keys (see `apiary keys`).
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// Set a configuration key (repeatable), e.g. --hiveconf hive.server2.transport.mode=binary.
+    #[arg(long = "hiveconf", value_name = "KEY=VALUE")]
+    hiveconf: Vec<String>,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Keys => {
+            for (k, d, help) in KEYS {
+                println!("{k} (default {d}): {help}");
+            }
+            ExitCode::SUCCESS
+        }
+        Command::Serve(args) => {
+            tracing_subscriber::fmt()
+                .with_env_filter(
+                    tracing_subscriber::EnvFilter::try_from_default_env()
+                        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+                )
+                .with_writer(std::io::stderr)
+                .init();
+            let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+                Ok(r) => r,
+                Err(e) => {
+                    eprintln!("apiary: cannot start the runtime: {e}");
+                    return ExitCode::FAILURE;
+                }
+            };
+            match runtime.block_on(serve(args)) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("apiary: {e}");
+                    ExitCode::FAILURE
+                }
+            }
+        }
+    }
+}
+
+async fn serve(args: ServeArgs) -> Result<(), Box<dyn std::error::Error>> {
+    let config = ServerConfig::load(
+        args.config.as_ref(),
+        args.data_dir,
+        &args.hiveconf,
+        &[
+            ("hive.server2.thrift.bind.host", args.bind),
+            ("hive.server2.thrift.port", args.port.map(|p| p.to_string())),
+            ("hive.server2.thrift.http.port", args.http_port.map(|p| p.to_string())),
+        ],
+    )?;
+    std::fs::create_dir_all(&config.data_dir)
+        .map_err(|e| format!("cannot create data dir {}: {e}", config.data_dir.display()))?;
+    let endpoint = config.endpoint()?;
+    let gateway_config = config.gateway()?;
+    let check_interval = config.duration("hive.server2.session.check.interval", "ms")?;
+    let engine = Arc::new(Engine::new(config.hiveconf.clone())?);
+    let gateway = Gateway::new(engine, gateway_config);
+    let http_path = endpoint.http_path.clone();
+    let endpoints = Endpoints::start(gateway.clone(), endpoint).await?;
+    if let Some(a) = endpoints.binary_addr {
+        println!("Apiary HiveServer2 binary endpoint listening on {a}");
+    }
+    if let Some(a) = endpoints.http_addr {
+        println!("Apiary HiveServer2 http endpoint listening on {a}/{http_path}");
+    }
+    tracing::info!(data_dir = %config.data_dir.display(), "Apiary started");
+
+    let expiry = {
+        let gw = gateway.clone();
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(check_interval.max(std::time::Duration::from_millis(100)));
+            loop {
+                tick.tick().await;
+                let (sessions, ops) = gw.expire_idle();
+                if sessions + ops > 0 {
+                    tracing::info!(sessions, operations = ops, "closed idle sessions and operations");
+                }
+            }
+        })
+    };
+
+    wait_for_signal().await;
+    tracing::info!("shutting down");
+    endpoints.shutdown().await;
+    expiry.abort();
+    gateway.close_all();
+    tracing::info!("stopped");
+    Ok(())
+}
+
+async fn wait_for_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = tokio::signal::ctrl_c() => {}
+                    _ = term.recv() => {}
+                }
+            }
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}

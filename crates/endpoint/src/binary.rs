@@ -1,0 +1,291 @@
+//! The binary TCP transport: SASL PLAIN (Hive's auth=NONE) and NOSASL on one port, told apart
+//! by the first byte a client sends.
+//!
+//! SASL: frames of 1 status byte + 4-byte big-endian length + payload during the handshake,
+//! then 4-byte length + payload per message. NOSASL: a raw TBinaryProtocol stream.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use apiary_gateway::{Gateway, Handle};
+use apiary_protocol::ProtocolError;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::Semaphore;
+use tokio_util::sync::CancellationToken;
+
+use crate::service::{handle_message, CallOutcome};
+use crate::{AuthMode, EndpointConfig};
+
+const SASL_START: u8 = 1;
+const SASL_OK: u8 = 2;
+const SASL_BAD: u8 = 3;
+const SASL_ERROR: u8 = 4;
+const SASL_COMPLETE: u8 = 5;
+/// Largest handshake payload accepted (mechanism name, PLAIN credentials).
+const MAX_HANDSHAKE_PAYLOAD: usize = 64 * 1024;
+/// Bytes read from a NOSASL stream at a time.
+const READ_CHUNK: usize = 64 * 1024;
+
+/// Accepts binary connections until `shutdown` fires; each runs in its own task, at most
+/// `max_connections` at once.
+pub async fn serve(listener: TcpListener, gateway: Arc<Gateway>, config: Arc<EndpointConfig>, shutdown: CancellationToken) {
+    let limit = Arc::new(Semaphore::new(config.max_connections));
+    let tasks = tokio_util::task::TaskTracker::new();
+    loop {
+        let accepted = tokio::select! {
+            _ = shutdown.cancelled() => break,
+            a = listener.accept() => a,
+        };
+        let (stream, peer) = match accepted {
+            Ok(a) => a,
+            Err(e) => {
+                tracing::warn!(error = %e, "accept failed");
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                continue;
+            }
+        };
+        let Ok(permit) = limit.clone().try_acquire_owned() else {
+            tracing::warn!(%peer, limit = config.max_connections, "closing connection: connection limit reached");
+            drop(stream);
+            continue;
+        };
+        let _ = stream.set_nodelay(true);
+        let (gw, cfg, stop) = (gateway.clone(), config.clone(), shutdown.clone());
+        tasks.spawn(async move {
+            let reason = connection(stream, peer, &gw, &cfg, &stop).await;
+            tracing::info!(%peer, reason = %reason, "binary connection closed");
+            drop(permit);
+        });
+    }
+    tasks.close();
+    let _ = tokio::time::timeout(config.shutdown_grace, tasks.wait()).await;
+}
+
+enum Mode {
+    Sasl,
+    Raw,
+}
+
+/// Serves one connection; returns why it ended.
+async fn connection(
+    mut stream: TcpStream,
+    peer: SocketAddr,
+    gw: &Arc<Gateway>,
+    cfg: &EndpointConfig,
+    shutdown: &CancellationToken,
+) -> String {
+    let mut first = [0u8; 1];
+    let peeked = tokio::time::timeout(cfg.handshake_timeout, stream.peek(&mut first)).await;
+    match peeked {
+        Err(_) => return "handshake timed out before the client sent anything".into(),
+        Ok(Err(e)) => return format!("read failed: {e}"),
+        Ok(Ok(0)) => return "client closed the connection before sending anything".into(),
+        Ok(Ok(_)) => {}
+    }
+    let (mode, user) = match (first[0], cfg.auth) {
+        (SASL_START, AuthMode::None) => {
+            match tokio::time::timeout(cfg.handshake_timeout, sasl_handshake(&mut stream)).await {
+                Err(_) => return "SASL handshake timed out".into(),
+                Ok(Err(reason)) => return reason,
+                Ok(Ok(user)) => (Mode::Sasl, user),
+            }
+        }
+        (SASL_START, AuthMode::NoSasl) => {
+            return "client started a SASL handshake but the server is configured for NOSASL (hive.server2.authentication=NOSASL); connect with auth=noSasl".into()
+        }
+        (0x80 | 0x00, _) => (Mode::Raw, "anonymous".to_string()),
+        (b'A'..=b'Z', _) => {
+            let _ = stream
+                .write_all(b"HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\nconnection: close\r\n\r\n")
+                .await;
+            return "an HTTP request arrived on the binary port; use the HTTP port".into();
+        }
+        (b, _) => return format!("first byte 0x{b:02x} is neither a SASL START nor a Thrift message"),
+    };
+    tracing::debug!(%peer, %user, "binary connection ready");
+    let mut opened: Vec<Handle> = Vec::new();
+    let reason = serve_messages(&mut stream, mode, &user, gw, cfg, shutdown, &mut opened).await;
+    // A client that goes away without CloseSession must not leak its sessions.
+    for h in opened {
+        if gw.close_session(&h).is_ok() {
+            tracing::info!(%peer, session = %h, "closed session left open by a vanished client");
+        }
+    }
+    reason
+}
+
+async fn serve_messages(
+    stream: &mut TcpStream,
+    mode: Mode,
+    user: &str,
+    gw: &Arc<Gateway>,
+    cfg: &EndpointConfig,
+    shutdown: &CancellationToken,
+    opened: &mut Vec<Handle>,
+) -> String {
+    let mut buf: Vec<u8> = Vec::new();
+    loop {
+        // Answer every whole message already buffered.
+        while !buf.is_empty() {
+            match handle_message(gw, user, &buf, opened).await {
+                Ok((used, outcome)) => {
+                    buf.drain(..used.min(buf.len()));
+                    let (reply, close) = match outcome {
+                        CallOutcome::Reply(r) => (Some(r), None),
+                        CallOutcome::Close(r, why) => (r, Some(why)),
+                    };
+                    if let Some(r) = reply {
+                        if let Err(e) = write_message(stream, &mode, &r).await {
+                            return format!("write failed (client gone?): {e}");
+                        }
+                    }
+                    if let Some(why) = close {
+                        return why;
+                    }
+                }
+                Err(ProtocolError::Incomplete) => break,
+                Err(e) => return format!("bad message: {e}"),
+            }
+        }
+        if buf.len() > cfg.max_message_size {
+            return format!(
+                "message exceeds the maximum size of {} bytes",
+                cfg.max_message_size
+            );
+        }
+        let read = tokio::select! {
+            _ = shutdown.cancelled() => return "server shutting down".into(),
+            r = tokio::time::timeout(cfg.idle_timeout, read_more(stream, &mode, &mut buf, cfg.max_message_size)) => r,
+        };
+        match read {
+            Err(_) => return format!("idle for {} s", cfg.idle_timeout.as_secs()),
+            Ok(Err(reason)) => return reason,
+            Ok(Ok(())) => {}
+        }
+    }
+}
+
+/// Reads the next bytes of the message stream into `buf`.
+async fn read_more(stream: &mut TcpStream, mode: &Mode, buf: &mut Vec<u8>, max: usize) -> Result<(), String> {
+    match mode {
+        Mode::Raw => {
+            let start = buf.len();
+            buf.resize(start + READ_CHUNK, 0);
+            let n = stream.read(&mut buf[start..]).await;
+            let n = match n {
+                Ok(n) => n,
+                Err(e) => {
+                    buf.truncate(start);
+                    return Err(format!("read failed: {e}"));
+                }
+            };
+            buf.truncate(start + n);
+            if n == 0 {
+                return Err(if start == 0 {
+                    "client closed the connection".into()
+                } else {
+                    "client closed the connection in the middle of a message".into()
+                });
+            }
+            Ok(())
+        }
+        Mode::Sasl => {
+            let mut len = [0u8; 4];
+            if let Err(e) = stream.read_exact(&mut len).await {
+                return Err(if buf.is_empty() {
+                    "client closed the connection".into()
+                } else {
+                    format!("truncated frame: {e}")
+                });
+            }
+            let len = u32::from_be_bytes(len) as usize;
+            if len > max || buf.len() + len > max {
+                return Err(format!("frame length {len} exceeds the maximum message size of {max} bytes"));
+            }
+            let start = buf.len();
+            buf.resize(start + len, 0);
+            if let Err(e) = stream.read_exact(&mut buf[start..]).await {
+                buf.truncate(start);
+                return Err(format!("truncated frame: {e}"));
+            }
+            Ok(())
+        }
+    }
+}
+
+async fn write_message(stream: &mut TcpStream, mode: &Mode, bytes: &[u8]) -> std::io::Result<()> {
+    match mode {
+        Mode::Raw => stream.write_all(bytes).await,
+        Mode::Sasl => {
+            let len = u32::try_from(bytes.len()).unwrap_or(u32::MAX);
+            let mut out = Vec::with_capacity(bytes.len() + 4);
+            out.extend_from_slice(&len.to_be_bytes());
+            out.extend_from_slice(bytes);
+            stream.write_all(&out).await
+        }
+    }
+}
+
+async fn read_sasl_frame(stream: &mut TcpStream) -> Result<(u8, Vec<u8>), String> {
+    let mut head = [0u8; 5];
+    stream
+        .read_exact(&mut head)
+        .await
+        .map_err(|e| format!("SASL handshake cut short: {e}"))?;
+    let len = u32::from_be_bytes([head[1], head[2], head[3], head[4]]) as usize;
+    if len > MAX_HANDSHAKE_PAYLOAD {
+        return Err(format!("SASL frame of {len} bytes exceeds the handshake limit"));
+    }
+    let mut payload = vec![0u8; len];
+    stream
+        .read_exact(&mut payload)
+        .await
+        .map_err(|e| format!("SASL handshake cut short: {e}"))?;
+    Ok((head[0], payload))
+}
+
+async fn send_sasl(stream: &mut TcpStream, status: u8, payload: &[u8]) {
+    let mut out = Vec::with_capacity(payload.len() + 5);
+    out.push(status);
+    out.extend_from_slice(&u32::try_from(payload.len()).unwrap_or(0).to_be_bytes());
+    out.extend_from_slice(payload);
+    let _ = stream.write_all(&out).await;
+}
+
+/// Runs the server side of a SASL PLAIN handshake; returns the authenticated user.
+async fn sasl_handshake(stream: &mut TcpStream) -> Result<String, String> {
+    let (status, mech) = read_sasl_frame(stream).await?;
+    if status != SASL_START {
+        send_sasl(stream, SASL_ERROR, b"Expected START status").await;
+        return Err(format!("SASL: expected START, got status {status}"));
+    }
+    let mech = String::from_utf8_lossy(&mech).to_string();
+    if !mech.eq_ignore_ascii_case("PLAIN") {
+        let msg = format!("Unsupported mechanism type {mech}");
+        send_sasl(stream, SASL_BAD, msg.as_bytes()).await;
+        return Err(format!("SASL: {msg}"));
+    }
+    let (status, response) = read_sasl_frame(stream).await?;
+    if status != SASL_OK && status != SASL_COMPLETE {
+        send_sasl(stream, SASL_ERROR, b"Expected OK or COMPLETE status").await;
+        return Err(format!("SASL: expected the PLAIN response, got status {status}"));
+    }
+    let mut parts = response.split(|b| *b == 0);
+    let (_authzid, user, _password) = match (parts.next(), parts.next(), parts.next(), parts.next()) {
+        (Some(a), Some(u), Some(p), None) => (a, u, p),
+        _ => {
+            send_sasl(stream, SASL_ERROR, b"Invalid PLAIN message: expected authzid NUL user NUL password").await;
+            return Err("SASL: malformed PLAIN response".into());
+        }
+    };
+    let user = String::from_utf8_lossy(user).to_string();
+    if user.is_empty() {
+        send_sasl(stream, SASL_BAD, b"Error validating the login: no user name").await;
+        return Err("SASL: empty user name".into());
+    }
+    // Authentication NONE: any user and password are accepted.
+    send_sasl(stream, SASL_COMPLETE, b"").await;
+    Ok(user)
+}

@@ -1,0 +1,148 @@
+//! HiveServer2 endpoints: the binary TCP transport (SASL PLAIN and NOSASL on one port) and the
+//! HTTP transport, both mapping TCLIService RPCs onto the gateway.
+
+#![warn(missing_docs)]
+
+pub mod binary;
+pub mod http;
+pub mod info;
+pub mod results;
+pub mod service;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use apiary_gateway::Gateway;
+use tokio::net::TcpListener;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+/// How clients authenticate (`hive.server2.authentication`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AuthMode {
+    /// SASL PLAIN accepting any user (NOSASL clients are served on the same port too).
+    None,
+    /// Raw Thrift without SASL only.
+    NoSasl,
+}
+
+/// Which transports run (`hive.server2.transport.mode`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TransportMode {
+    /// Binary TCP only.
+    Binary,
+    /// HTTP only.
+    Http,
+    /// Both.
+    All,
+}
+
+/// Settings of the endpoints.
+#[derive(Debug, Clone)]
+pub struct EndpointConfig {
+    /// Address to bind.
+    pub bind: String,
+    /// Binary port (0 picks a free one).
+    pub binary_port: u16,
+    /// HTTP port (0 picks a free one).
+    pub http_port: u16,
+    /// HTTP path of the service, without slashes.
+    pub http_path: String,
+    /// Which transports run.
+    pub transport: TransportMode,
+    /// Authentication.
+    pub auth: AuthMode,
+    /// Largest Thrift message accepted, in bytes.
+    pub max_message_size: usize,
+    /// Most connections served at once, per transport.
+    pub max_connections: usize,
+    /// Time allowed for a client's first bytes and SASL handshake.
+    pub handshake_timeout: Duration,
+    /// A connection with no request for this long is closed.
+    pub idle_timeout: Duration,
+    /// Time given to open connections to finish at shutdown.
+    pub shutdown_grace: Duration,
+}
+
+impl Default for EndpointConfig {
+    fn default() -> Self {
+        Self {
+            bind: "127.0.0.1".into(),
+            binary_port: 10000,
+            http_port: 10001,
+            http_path: "cliservice".into(),
+            transport: TransportMode::All,
+            auth: AuthMode::None,
+            max_message_size: 104_857_600,
+            max_connections: 500,
+            handshake_timeout: Duration::from_secs(20),
+            idle_timeout: Duration::from_secs(3600),
+            shutdown_grace: Duration::from_secs(5),
+        }
+    }
+}
+
+/// Running endpoints.
+#[derive(Debug)]
+pub struct Endpoints {
+    /// Bound address of the binary transport.
+    pub binary_addr: Option<SocketAddr>,
+    /// Bound address of the HTTP transport.
+    pub http_addr: Option<SocketAddr>,
+    tasks: Vec<JoinHandle<()>>,
+    shutdown: CancellationToken,
+}
+
+/// Error starting an endpoint.
+#[derive(Debug, thiserror::Error)]
+pub enum EndpointError {
+    /// The address could not be bound.
+    #[error("cannot listen on {addr}: {source}")]
+    Bind {
+        /// The address.
+        addr: String,
+        /// Why.
+        source: std::io::Error,
+    },
+}
+
+impl Endpoints {
+    /// Binds and starts the configured transports.
+    pub async fn start(gateway: Arc<Gateway>, config: EndpointConfig) -> Result<Self, EndpointError> {
+        let config = Arc::new(config);
+        let shutdown = CancellationToken::new();
+        let mut out = Endpoints {
+            binary_addr: None,
+            http_addr: None,
+            tasks: Vec::new(),
+            shutdown: shutdown.clone(),
+        };
+        if matches!(config.transport, TransportMode::Binary | TransportMode::All) {
+            let l = bind(&config.bind, config.binary_port).await?;
+            out.binary_addr = l.local_addr().ok();
+            out.tasks.push(tokio::spawn(binary::serve(l, gateway.clone(), config.clone(), shutdown.clone())));
+        }
+        if matches!(config.transport, TransportMode::Http | TransportMode::All) {
+            let l = bind(&config.bind, config.http_port).await?;
+            out.http_addr = l.local_addr().ok();
+            out.tasks.push(tokio::spawn(http::serve(l, gateway.clone(), config.clone(), shutdown.clone())));
+        }
+        Ok(out)
+    }
+
+    /// Stops accepting, lets open connections finish (bounded by the grace period) and waits.
+    pub async fn shutdown(self) {
+        self.shutdown.cancel();
+        for t in self.tasks {
+            let _ = t.await;
+        }
+    }
+}
+
+async fn bind(host: &str, port: u16) -> Result<TcpListener, EndpointError> {
+    let addr = format!("{host}:{port}");
+    TcpListener::bind(&addr)
+        .await
+        .map_err(|source| EndpointError::Bind { addr, source })
+}

@@ -1,0 +1,291 @@
+//! Arrow schemas and record batches to TCLIService result sets: TTableSchema with Hive type
+//! ids and qualifiers, TRowSet as columns (V6 and later) or rows (before V6).
+
+use std::collections::BTreeMap;
+
+use apiary_protocol::tcli::{
+    TBinaryColumn, TBoolColumn, TBoolValue, TByteColumn, TByteValue, TColumn, TColumnDesc,
+    TColumnValue, TDoubleColumn, TDoubleValue, TI16Column, TI16Value, TI32Column, TI32Value,
+    TI64Column, TI64Value, TPrimitiveTypeEntry, TRow, TRowSet, TStringColumn, TStringValue,
+    TTableSchema, TTypeDesc, TTypeEntry, TTypeId, TTypeQualifierValue, TTypeQualifiers,
+};
+use apiary_protocol::Binary;
+use apiary_sql::render::cell_text;
+use apiary_sql::HiveType;
+use arrow::array::{Array, AsArray, RecordBatch};
+use arrow::datatypes::{
+    DataType, Float16Type, Float32Type, Float64Type, Int16Type, Int32Type, Int64Type, Int8Type,
+    Schema, UInt16Type, UInt32Type, UInt8Type,
+};
+
+/// Protocol version (counted from V1 = 0) from which result sets travel as columns.
+pub const COLUMNAR_FROM: i32 = 5;
+
+/// The Hive type id a client sees for `t`.
+pub fn type_id(t: &HiveType) -> TTypeId {
+    match t {
+        HiveType::Boolean => TTypeId::BOOLEAN_TYPE,
+        HiveType::TinyInt => TTypeId::TINYINT_TYPE,
+        HiveType::SmallInt => TTypeId::SMALLINT_TYPE,
+        HiveType::Int => TTypeId::INT_TYPE,
+        HiveType::BigInt => TTypeId::BIGINT_TYPE,
+        HiveType::Float => TTypeId::FLOAT_TYPE,
+        HiveType::Double => TTypeId::DOUBLE_TYPE,
+        HiveType::Decimal(_, _) => TTypeId::DECIMAL_TYPE,
+        HiveType::String => TTypeId::STRING_TYPE,
+        HiveType::Varchar(_) => TTypeId::VARCHAR_TYPE,
+        HiveType::Char(_) => TTypeId::CHAR_TYPE,
+        HiveType::Date => TTypeId::DATE_TYPE,
+        HiveType::Timestamp => TTypeId::TIMESTAMP_TYPE,
+        HiveType::TimestampLocalTz => TTypeId::TIMESTAMPLOCALTZ_TYPE,
+        HiveType::Binary => TTypeId::BINARY_TYPE,
+        HiveType::IntervalYearMonth => TTypeId::INTERVAL_YEAR_MONTH_TYPE,
+        HiveType::IntervalDayTime => TTypeId::INTERVAL_DAY_TIME_TYPE,
+        HiveType::Array(_) => TTypeId::ARRAY_TYPE,
+        HiveType::Map(_, _) => TTypeId::MAP_TYPE,
+        HiveType::Struct(_) => TTypeId::STRUCT_TYPE,
+        HiveType::Null => TTypeId::NULL_TYPE,
+    }
+}
+
+/// The type descriptor of a column. Like HiveServer2, a single primitive entry carries the
+/// top-level type id (clients read `types[0].primitiveEntry`), with qualifiers for
+/// VARCHAR/CHAR length and DECIMAL precision and scale.
+pub fn type_desc(t: &HiveType) -> TTypeDesc {
+    let mut q = BTreeMap::new();
+    match t {
+        HiveType::Varchar(n) | HiveType::Char(n) => {
+            q.insert(
+                "characterMaximumLength".to_string(),
+                TTypeQualifierValue::I32Value(i32::try_from(*n).unwrap_or(i32::MAX)),
+            );
+        }
+        HiveType::Decimal(p, s) => {
+            q.insert("precision".to_string(), TTypeQualifierValue::I32Value(i32::from(*p)));
+            q.insert("scale".to_string(), TTypeQualifierValue::I32Value(i32::from(*s)));
+        }
+        _ => {}
+    }
+    TTypeDesc {
+        types: vec![TTypeEntry::PrimitiveEntry(TPrimitiveTypeEntry {
+            r#type: type_id(t),
+            type_qualifiers: (!q.is_empty()).then_some(TTypeQualifiers { qualifiers: q }),
+        })],
+    }
+}
+
+/// GetResultSetMetadata's schema.
+pub fn table_schema(schema: &Schema) -> TTableSchema {
+    TTableSchema {
+        columns: schema
+            .fields()
+            .iter()
+            .enumerate()
+            .map(|(i, f)| TColumnDesc {
+                column_name: f.name().clone(),
+                type_desc: type_desc(&HiveType::of_field(f)),
+                position: i32::try_from(i + 1).unwrap_or(i32::MAX),
+                comment: f.metadata().get("comment").cloned(),
+            })
+            .collect(),
+    }
+}
+
+/// Converts fetched batches into a TRowSet for a session speaking `protocol`.
+pub fn row_set(schema: &Schema, batches: &[RecordBatch], start_offset: i64, protocol: i32) -> TRowSet {
+    if protocol >= COLUMNAR_FROM {
+        let columns = (0..schema.fields().len())
+            .map(|c| {
+                let arrays: Vec<&dyn Array> = batches.iter().map(|b| b.column(c).as_ref()).collect();
+                column(&arrays)
+            })
+            .collect();
+        TRowSet {
+            start_row_offset: start_offset,
+            rows: vec![],
+            columns: Some(columns),
+            binary_columns: None,
+            column_count: None,
+        }
+    } else {
+        let mut rows = Vec::new();
+        for b in batches {
+            for r in 0..b.num_rows() {
+                rows.push(TRow {
+                    col_vals: b.columns().iter().map(|a| cell(a.as_ref(), r)).collect(),
+                });
+            }
+        }
+        TRowSet {
+            start_row_offset: start_offset,
+            rows,
+            columns: None,
+            binary_columns: None,
+            column_count: None,
+        }
+    }
+}
+
+/// Packs a null mask LSB-first, as the protocol's `nulls` field.
+fn null_bitmap(arrays: &[&dyn Array]) -> Binary {
+    let n: usize = arrays.iter().map(|a| a.len()).sum();
+    let mut bits = vec![0u8; n.div_ceil(8)];
+    let mut i = 0;
+    for a in arrays {
+        for r in 0..a.len() {
+            if a.is_null(r) {
+                bits[i / 8] |= 1 << (i % 8);
+            }
+            i += 1;
+        }
+    }
+    Binary(bits)
+}
+
+/// Collects one value per row, with `f` giving the value of a non-null row.
+fn values<T: Default>(arrays: &[&dyn Array], mut f: impl FnMut(&dyn Array, usize) -> T) -> Vec<T> {
+    let mut out = Vec::with_capacity(arrays.iter().map(|a| a.len()).sum());
+    for a in arrays {
+        for r in 0..a.len() {
+            out.push(if a.is_null(r) { T::default() } else { f(*a, r) });
+        }
+    }
+    out
+}
+
+fn column(arrays: &[&dyn Array]) -> TColumn {
+    let nulls = null_bitmap(arrays);
+    let dt = arrays.first().map(|a| a.data_type().clone()).unwrap_or(DataType::Null);
+    match dt {
+        DataType::Boolean => TColumn::BoolVal(TBoolColumn {
+            values: values(arrays, |a, r| a.as_boolean().value(r)),
+            nulls,
+        }),
+        DataType::Int8 => TColumn::ByteVal(TByteColumn {
+            values: values(arrays, |a, r| a.as_primitive::<Int8Type>().value(r)),
+            nulls,
+        }),
+        DataType::Int16 => TColumn::I16Val(TI16Column {
+            values: values(arrays, |a, r| a.as_primitive::<Int16Type>().value(r)),
+            nulls,
+        }),
+        DataType::UInt8 => TColumn::I16Val(TI16Column {
+            values: values(arrays, |a, r| i16::from(a.as_primitive::<UInt8Type>().value(r))),
+            nulls,
+        }),
+        DataType::Int32 => TColumn::I32Val(TI32Column {
+            values: values(arrays, |a, r| a.as_primitive::<Int32Type>().value(r)),
+            nulls,
+        }),
+        DataType::UInt16 => TColumn::I32Val(TI32Column {
+            values: values(arrays, |a, r| i32::from(a.as_primitive::<UInt16Type>().value(r))),
+            nulls,
+        }),
+        DataType::Int64 => TColumn::I64Val(TI64Column {
+            values: values(arrays, |a, r| a.as_primitive::<Int64Type>().value(r)),
+            nulls,
+        }),
+        DataType::UInt32 => TColumn::I64Val(TI64Column {
+            values: values(arrays, |a, r| i64::from(a.as_primitive::<UInt32Type>().value(r))),
+            nulls,
+        }),
+        DataType::Float16 => TColumn::DoubleVal(TDoubleColumn {
+            values: values(arrays, |a, r| f64::from(a.as_primitive::<Float16Type>().value(r))),
+            nulls,
+        }),
+        DataType::Float32 => TColumn::DoubleVal(TDoubleColumn {
+            values: values(arrays, |a, r| float_as_double(a.as_primitive::<Float32Type>().value(r))),
+            nulls,
+        }),
+        DataType::Float64 => TColumn::DoubleVal(TDoubleColumn {
+            values: values(arrays, |a, r| a.as_primitive::<Float64Type>().value(r)),
+            nulls,
+        }),
+        DataType::Binary | DataType::LargeBinary | DataType::BinaryView => TColumn::BinaryVal(TBinaryColumn {
+            values: values(arrays, |a, r| Binary(binary_value(a, r).to_vec())),
+            nulls,
+        }),
+        _ => TColumn::StringVal(TStringColumn {
+            values: values(arrays, |a, r| cell_text(a, r).unwrap_or_default()),
+            nulls,
+        }),
+    }
+}
+
+/// A FLOAT widened the way Hive does it (through its decimal text), so 0.1f reads as 0.1.
+fn float_as_double(v: f32) -> f64 {
+    if v.is_finite() {
+        format!("{v}").parse().unwrap_or(f64::from(v))
+    } else {
+        f64::from(v)
+    }
+}
+
+fn binary_value(a: &dyn Array, r: usize) -> &[u8] {
+    match a.data_type() {
+        DataType::Binary => a.as_binary::<i32>().value(r),
+        DataType::LargeBinary => a.as_binary::<i64>().value(r),
+        _ => a.as_binary_view().value(r),
+    }
+}
+
+fn cell(a: &dyn Array, r: usize) -> TColumnValue {
+    let null = a.is_null(r);
+    macro_rules! opt {
+        ($e:expr) => {
+            if null {
+                None
+            } else {
+                Some($e)
+            }
+        };
+    }
+    match a.data_type() {
+        DataType::Boolean => TColumnValue::BoolVal(TBoolValue { value: opt!(a.as_boolean().value(r)) }),
+        DataType::Int8 => TColumnValue::ByteVal(TByteValue { value: opt!(a.as_primitive::<Int8Type>().value(r)) }),
+        DataType::Int16 => TColumnValue::I16Val(TI16Value { value: opt!(a.as_primitive::<Int16Type>().value(r)) }),
+        DataType::Int32 => TColumnValue::I32Val(TI32Value { value: opt!(a.as_primitive::<Int32Type>().value(r)) }),
+        DataType::Int64 => TColumnValue::I64Val(TI64Value { value: opt!(a.as_primitive::<Int64Type>().value(r)) }),
+        DataType::Float32 => TColumnValue::DoubleVal(TDoubleValue {
+            value: opt!(float_as_double(a.as_primitive::<Float32Type>().value(r))),
+        }),
+        DataType::Float64 => TColumnValue::DoubleVal(TDoubleValue { value: opt!(a.as_primitive::<Float64Type>().value(r)) }),
+        _ => TColumnValue::StringVal(TStringValue { value: cell_text(a, r) }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow::array::{ArrayRef, Int32Array, StringArray};
+    use arrow::datatypes::Field;
+    use std::sync::Arc;
+
+    #[test]
+    fn columns_carry_null_bitmaps() {
+        let schema = Schema::new(vec![
+            Field::new("i", DataType::Int32, true),
+            Field::new("s", DataType::Utf8, true),
+        ]);
+        let b = RecordBatch::try_new(
+            Arc::new(schema.clone()),
+            vec![
+                Arc::new(Int32Array::from(vec![Some(1), None, Some(3)])) as ArrayRef,
+                Arc::new(StringArray::from(vec![None, Some("b"), Some("c")])) as ArrayRef,
+            ],
+        )
+        .expect("batch");
+        let rs = row_set(&schema, &[b.clone(), b.slice(2, 1)], 0, 5);
+        let cols = rs.columns.expect("columnar");
+        match &cols[0] {
+            TColumn::I32Val(c) => {
+                assert_eq!(c.values, vec![1, 0, 3, 3]);
+                assert_eq!(c.nulls, Binary(vec![0b0010]));
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+        let rows = row_set(&schema, &[b], 0, 4).rows;
+        assert_eq!(rows.len(), 3);
+        assert_eq!(rows[1].col_vals[0], TColumnValue::I32Val(TI32Value { value: None }));
+    }
+}

@@ -1,0 +1,386 @@
+//! Apiary's gateway: sessions, operations, result streaming, operation logs, cancellation and
+//! expiry. It knows nothing of Thrift; the endpoint crate maps RPCs onto it.
+
+#![warn(missing_docs)]
+
+pub mod error;
+pub mod handle;
+pub mod operation;
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use apiary_sql::{Engine, Prepared, SessionOptions, SqlSession};
+use datafusion::prelude::SessionContext;
+use parking_lot::Mutex;
+
+pub use error::GatewayError;
+pub use handle::Handle;
+pub use error::OperationError;
+pub use operation::{
+    FetchedRows, Operation, OperationKind, OperationState, OperationStatus,
+    ResultSource,
+};
+
+/// The newest protocol version the server speaks (V11, counted from V1 = 0).
+pub const SERVER_PROTOCOL: i32 = 10;
+
+/// Limits and timeouts of the gateway.
+#[derive(Debug, Clone)]
+pub struct GatewayConfig {
+    /// Sessions unused for this long are closed (`hive.server2.idle.session.timeout`).
+    pub session_idle_timeout: Duration,
+    /// Operations unused for this long are closed (`hive.server2.idle.operation.timeout`).
+    pub operation_idle_timeout: Duration,
+    /// Most sessions open at once.
+    pub max_sessions: usize,
+    /// Default rows per fetch advertised to clients.
+    pub default_fetch_size: usize,
+}
+
+impl Default for GatewayConfig {
+    fn default() -> Self {
+        Self {
+            session_idle_timeout: Duration::from_secs(7 * 24 * 3600),
+            operation_idle_timeout: Duration::from_secs(5 * 24 * 3600),
+            max_sessions: 1000,
+            default_fetch_size: 1000,
+        }
+    }
+}
+
+/// One client session.
+pub struct Session {
+    handle: Handle,
+    user: String,
+    protocol: i32,
+    sql: tokio::sync::Mutex<SqlSession>,
+    operations: Mutex<Vec<Handle>>,
+    last_access: Mutex<Instant>,
+    client_info: Mutex<BTreeMap<String, String>>,
+}
+
+impl std::fmt::Debug for Session {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Session")
+            .field("handle", &self.handle)
+            .field("user", &self.user)
+            .finish()
+    }
+}
+
+impl Session {
+    /// The session's handle.
+    pub fn handle(&self) -> Handle {
+        self.handle
+    }
+
+    /// The user name the client gave.
+    pub fn user(&self) -> &str {
+        &self.user
+    }
+
+    /// The negotiated protocol version (V1 = 0).
+    pub fn protocol(&self) -> i32 {
+        self.protocol
+    }
+
+    /// Client information set with SetClientInfo.
+    pub fn client_info(&self) -> BTreeMap<String, String> {
+        self.client_info.lock().clone()
+    }
+
+    fn touch(&self) {
+        *self.last_access.lock() = Instant::now();
+    }
+}
+
+/// What OpenSession returns.
+#[derive(Debug)]
+pub struct OpenedSession {
+    /// The new session.
+    pub session: Arc<Session>,
+    /// Configuration echoed to the client.
+    pub configuration: BTreeMap<String, String>,
+}
+
+/// Owns every session and operation of the server.
+#[derive(Debug)]
+pub struct Gateway {
+    engine: Arc<Engine>,
+    config: GatewayConfig,
+    sessions: Mutex<HashMap<[u8; 16], Arc<Session>>>,
+    operations: Mutex<HashMap<[u8; 16], Arc<Operation>>>,
+}
+
+impl Gateway {
+    /// A gateway over `engine`.
+    pub fn new(engine: Arc<Engine>, config: GatewayConfig) -> Arc<Self> {
+        Arc::new(Self {
+            engine,
+            config,
+            sessions: Mutex::new(HashMap::new()),
+            operations: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// The gateway's configuration.
+    pub fn config(&self) -> &GatewayConfig {
+        &self.config
+    }
+
+    /// Number of open sessions.
+    pub fn session_count(&self) -> usize {
+        self.sessions.lock().len()
+    }
+
+    /// Number of live operations.
+    pub fn operation_count(&self) -> usize {
+        self.operations.lock().len()
+    }
+
+    /// Opens a session for `user` with the OpenSession configuration a client sent
+    /// (`use:database`, `set:hiveconf:K`, `set:hivevar:K`).
+    pub fn open_session(
+        &self,
+        user: &str,
+        client_protocol: i32,
+        conf: &BTreeMap<String, String>,
+    ) -> Result<OpenedSession, GatewayError> {
+        if self.session_count() >= self.config.max_sessions {
+            return Err(GatewayError::Busy(format!(
+                "Too many open sessions ({}); close some and retry",
+                self.config.max_sessions
+            )));
+        }
+        let mut opts = SessionOptions {
+            user: user.to_string(),
+            ..Default::default()
+        };
+        for (k, v) in conf {
+            if let Some(name) = k.strip_prefix("set:hiveconf:") {
+                opts.hiveconf.insert(name.to_string(), v.clone());
+            } else if let Some(name) = k.strip_prefix("set:hivevar:") {
+                opts.hivevar.insert(name.to_string(), v.clone());
+            } else if k == "use:database" {
+                opts.database = Some(v.clone());
+            }
+        }
+        let sql = self.engine.open_session(opts)?;
+        let protocol = client_protocol.clamp(0, SERVER_PROTOCOL);
+        let session = Arc::new(Session {
+            handle: Handle::random(),
+            user: user.to_string(),
+            protocol,
+            sql: tokio::sync::Mutex::new(sql),
+            operations: Mutex::new(Vec::new()),
+            last_access: Mutex::new(Instant::now()),
+            client_info: Mutex::new(BTreeMap::new()),
+        });
+        self.sessions.lock().insert(session.handle.guid, session.clone());
+        let mut configuration = BTreeMap::new();
+        configuration.insert(
+            "hive.server2.thrift.resultset.default.fetch.size".to_string(),
+            self.config.default_fetch_size.to_string(),
+        );
+        for (k, v) in conf {
+            if k.starts_with("set:") || k == "use:database" {
+                configuration.insert(k.clone(), v.clone());
+            }
+        }
+        Ok(OpenedSession {
+            session,
+            configuration,
+        })
+    }
+
+    /// Looks up a session by handle.
+    pub fn session(&self, handle: &Handle) -> Result<Arc<Session>, GatewayError> {
+        let s = self
+            .sessions
+            .lock()
+            .get(&handle.guid)
+            .filter(|s| s.handle.secret == handle.secret)
+            .cloned()
+            .ok_or_else(|| GatewayError::InvalidHandle(format!("Invalid SessionHandle: SessionHandle [{handle}]")))?;
+        s.touch();
+        Ok(s)
+    }
+
+    /// Closes a session and every operation it owns.
+    pub fn close_session(&self, handle: &Handle) -> Result<(), GatewayError> {
+        let session = self.session(handle)?;
+        self.sessions.lock().remove(&handle.guid);
+        let ops: Vec<Handle> = std::mem::take(&mut *session.operations.lock());
+        for op in ops {
+            if let Some(o) = self.operations.lock().remove(&op.guid) {
+                o.close();
+            }
+        }
+        Ok(())
+    }
+
+    /// Records client information (SetClientInfo).
+    pub fn set_client_info(&self, handle: &Handle, info: BTreeMap<String, String>) -> Result<(), GatewayError> {
+        let session = self.session(handle)?;
+        session.client_info.lock().extend(info);
+        Ok(())
+    }
+
+    /// Runs a statement. With `run_async` the operation is returned while it runs; otherwise
+    /// once its first results are ready (or it failed, which is then returned as the error).
+    pub async fn execute_statement(
+        &self,
+        handle: &Handle,
+        statement: &str,
+        conf_overlay: &BTreeMap<String, String>,
+        run_async: bool,
+        query_timeout_secs: i64,
+    ) -> Result<Arc<Operation>, GatewayError> {
+        let session = self.session(handle)?;
+        let mut sql = session.sql.lock().await;
+        let timeout = effective_timeout(query_timeout_secs, conf_overlay, &sql);
+        let prepared = sql.prepare(statement).await;
+        let ctx = sql.context().clone();
+        drop(sql);
+        let (schema, source) = match prepared {
+            Ok(Prepared::Query { plan, schema }) => (Some(schema), ResultSource::Plan { ctx, plan }),
+            Ok(Prepared::Rows { schema, batches }) => (Some(schema), ResultSource::Rows(Arc::new(batches))),
+            Ok(Prepared::Done) => (None, ResultSource::Empty),
+            Err(e) => return Err(GatewayError::Sql(e)),
+        };
+        let op = Operation::new(
+            session.handle,
+            OperationKind::ExecuteStatement,
+            statement.to_string(),
+            schema,
+            source,
+            timeout,
+        );
+        op.log("INFO", format!("Compiling command(queryId={}): {}", op.query_id(), statement.trim()));
+        op.log("INFO", "Semantic Analysis Completed");
+        self.register(&session, &op);
+        op.start().await;
+        if !run_async {
+            let state = op.wait_ready().await;
+            if matches!(state, OperationState::Error | OperationState::TimedOut) {
+                let err = op.status().error.unwrap_or_else(|| OperationError {
+                    message: "The operation failed".into(),
+                    sql_state: None,
+                    code: 0,
+                });
+                self.close_operation(&op.handle()).ok();
+                return Err(GatewayError::Failed(err));
+            }
+        }
+        Ok(op)
+    }
+
+    /// Runs a catalog call (GetTables and friends) whose rows the SQL layer computes from the
+    /// session's context.
+    pub async fn metadata_operation<F, Fut>(
+        &self,
+        handle: &Handle,
+        kind: OperationKind,
+        compute: F,
+    ) -> Result<Arc<Operation>, GatewayError>
+    where
+        F: FnOnce(SessionContext) -> Fut,
+        Fut: std::future::Future<Output = Result<Prepared, apiary_sql::SqlError>>,
+    {
+        let session = self.session(handle)?;
+        let ctx = session.sql.lock().await.context().clone();
+        let prepared = compute(ctx).await?;
+        let (schema, source) = match prepared {
+            Prepared::Rows { schema, batches } => (Some(schema), ResultSource::Rows(Arc::new(batches))),
+            Prepared::Query { .. } | Prepared::Done => (None, ResultSource::Empty),
+        };
+        let op = Operation::new(session.handle, kind, String::new(), schema, source, None);
+        self.register(&session, &op);
+        op.start().await;
+        op.wait_ready().await;
+        Ok(op)
+    }
+
+    fn register(&self, session: &Session, op: &Arc<Operation>) {
+        session.operations.lock().push(op.handle());
+        self.operations.lock().insert(op.handle().guid, op.clone());
+    }
+
+    /// Looks up an operation by handle.
+    pub fn operation(&self, handle: &Handle) -> Result<Arc<Operation>, GatewayError> {
+        let op = self
+            .operations
+            .lock()
+            .get(&handle.guid)
+            .filter(|o| o.handle().secret == handle.secret)
+            .cloned()
+            .ok_or_else(|| {
+                GatewayError::InvalidHandle(format!(
+                    "Invalid OperationHandle: OperationHandle [getHandleIdentifier()={handle}]"
+                ))
+            })?;
+        if let Some(s) = self.sessions.lock().get(&op.session().guid) {
+            s.touch();
+        }
+        Ok(op)
+    }
+
+    /// Closes an operation and frees its results.
+    pub fn close_operation(&self, handle: &Handle) -> Result<(), GatewayError> {
+        let op = self.operation(handle)?;
+        self.operations.lock().remove(&handle.guid);
+        if let Some(s) = self.sessions.lock().get(&op.session().guid) {
+            s.operations.lock().retain(|h| h != handle);
+        }
+        op.close();
+        Ok(())
+    }
+
+    /// Closes sessions and operations idle past their timeouts; returns how many of each.
+    pub fn expire_idle(&self) -> (usize, usize) {
+        let idle_ops: Vec<Handle> = self
+            .operations
+            .lock()
+            .values()
+            .filter(|o| o.idle_for() > self.config.operation_idle_timeout)
+            .map(|o| o.handle())
+            .collect();
+        for h in &idle_ops {
+            let _ = self.close_operation(h);
+        }
+        let idle_sessions: Vec<Handle> = self
+            .sessions
+            .lock()
+            .values()
+            .filter(|s| s.last_access.lock().elapsed() > self.config.session_idle_timeout)
+            .map(|s| s.handle)
+            .collect();
+        for h in &idle_sessions {
+            let _ = self.close_session(h);
+        }
+        (idle_sessions.len(), idle_ops.len())
+    }
+
+    /// Closes everything (server shutdown).
+    pub fn close_all(&self) {
+        let all: Vec<Handle> = self.sessions.lock().values().map(|s| s.handle).collect();
+        for h in all {
+            let _ = self.close_session(&h);
+        }
+    }
+}
+
+/// The query timeout: the request's, else `hive.query.timeout.seconds` from the overlay or the
+/// session; zero or less means none.
+fn effective_timeout(request_secs: i64, overlay: &BTreeMap<String, String>, sql: &SqlSession) -> Option<Duration> {
+    let conf = overlay
+        .get("hive.query.timeout.seconds")
+        .map(String::as_str)
+        .or_else(|| sql.conf("hive.query.timeout.seconds"))
+        .and_then(|v| v.trim().trim_end_matches('s').parse::<i64>().ok())
+        .unwrap_or(0);
+    let secs = if request_secs > 0 { request_secs } else { conf };
+    u64::try_from(secs).ok().filter(|s| *s > 0).map(Duration::from_secs)
+}

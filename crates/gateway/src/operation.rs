@@ -1,0 +1,597 @@
+//! Operations: an explicit state machine, a bounded result buffer fed by a producer task, a
+//! cancellation token and a log.
+//!
+//! A producer task runs the DataFusion stream and pushes batches into a channel that holds at
+//! most [`RESULT_BUFFER_BATCHES`] batches, so a client that fetches slowly (or not at all) holds
+//! the query back instead of growing the server's memory. The operation is FINISHED as soon as
+//! results can be fetched; the rest of the result is produced as the client fetches.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use apiary_sql::{execute, SqlError};
+use arrow::array::RecordBatch;
+use arrow::datatypes::SchemaRef;
+use datafusion::logical_expr::LogicalPlan;
+use datafusion::prelude::SessionContext;
+use futures::StreamExt;
+use parking_lot::Mutex;
+use tokio::sync::{mpsc, watch};
+use tokio_util::sync::CancellationToken;
+
+use crate::error::{GatewayError, OperationError};
+use crate::handle::Handle;
+
+/// Batches buffered between the producer and the client's fetches.
+pub const RESULT_BUFFER_BATCHES: usize = 2;
+/// Log lines kept per operation; older lines are dropped.
+const MAX_LOG_LINES: usize = 10_000;
+
+/// The life-cycle states of an operation (HiveServer2's TOperationState).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OperationState {
+    /// Created, not yet started.
+    Initialized,
+    /// Accepted, waiting to run.
+    Pending,
+    /// Running; results not yet available.
+    Running,
+    /// Results are available (and may still be streaming).
+    Finished,
+    /// Cancelled by the client.
+    Canceled,
+    /// Closed; the handle is about to disappear.
+    Closed,
+    /// Failed.
+    Error,
+    /// Ran longer than its query timeout.
+    TimedOut,
+}
+
+impl OperationState {
+    /// Whether the operation can no longer change by itself.
+    pub fn is_terminal(self) -> bool {
+        matches!(
+            self,
+            OperationState::Finished
+                | OperationState::Canceled
+                | OperationState::Closed
+                | OperationState::Error
+                | OperationState::TimedOut
+        )
+    }
+}
+
+/// What an operation does (HiveServer2's TOperationType, plus the catalog calls it lacks).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OperationKind {
+    /// ExecuteStatement.
+    ExecuteStatement,
+    /// GetTypeInfo.
+    GetTypeInfo,
+    /// GetCatalogs.
+    GetCatalogs,
+    /// GetSchemas.
+    GetSchemas,
+    /// GetTables.
+    GetTables,
+    /// GetTableTypes.
+    GetTableTypes,
+    /// GetColumns.
+    GetColumns,
+    /// GetFunctions.
+    GetFunctions,
+    /// GetPrimaryKeys.
+    GetPrimaryKeys,
+    /// GetCrossReference.
+    GetCrossReference,
+}
+
+/// A snapshot of an operation for GetOperationStatus.
+#[derive(Debug, Clone)]
+pub struct OperationStatus {
+    /// Current state.
+    pub state: OperationState,
+    /// The error, in ERROR and TIMEDOUT states.
+    pub error: Option<OperationError>,
+    /// Start time, milliseconds since the epoch.
+    pub started_ms: i64,
+    /// Completion time, milliseconds since the epoch (0 while running).
+    pub completed_ms: i64,
+    /// Whether the operation has a result set.
+    pub has_result_set: bool,
+    /// Rows produced so far.
+    pub rows_produced: u64,
+    /// Whether the producer has reached the end of the result.
+    pub complete: bool,
+}
+
+/// Where an operation's rows come from.
+#[derive(Debug, Clone)]
+pub enum ResultSource {
+    /// A DataFusion plan, run (and re-run for FETCH_FIRST) in the given context.
+    Plan {
+        /// The session's context.
+        ctx: SessionContext,
+        /// The planned query.
+        plan: LogicalPlan,
+    },
+    /// Rows computed up front.
+    Rows(Arc<Vec<RecordBatch>>),
+    /// No result set.
+    Empty,
+}
+
+/// Rows handed to one FetchResults call.
+#[derive(Debug)]
+pub struct FetchedRows {
+    /// The rows, as slices of the produced batches.
+    pub batches: Vec<RecordBatch>,
+    /// Offset of the first row within the result.
+    pub start_offset: i64,
+    /// Whether more rows may follow.
+    pub has_more: bool,
+}
+
+struct Progress {
+    state: OperationState,
+    error: Option<OperationError>,
+    completed_ms: i64,
+    rows_produced: u64,
+    complete: bool,
+}
+
+struct Reader {
+    rx: Option<mpsc::Receiver<Result<RecordBatch, GatewayError>>>,
+    pending: Option<RecordBatch>,
+    offset: i64,
+    run: CancellationToken,
+}
+
+struct Log {
+    lines: Vec<String>,
+    read: usize,
+}
+
+/// One operation of a session.
+pub struct Operation {
+    handle: Handle,
+    session: Handle,
+    kind: OperationKind,
+    statement: String,
+    query_id: String,
+    schema: Option<SchemaRef>,
+    source: ResultSource,
+    timeout: Option<Duration>,
+    started_ms: i64,
+    progress: Mutex<Progress>,
+    state_tx: watch::Sender<OperationState>,
+    log: Mutex<Log>,
+    reader: tokio::sync::Mutex<Reader>,
+    cancel: CancellationToken,
+    last_access: Mutex<Instant>,
+}
+
+impl std::fmt::Debug for Operation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Operation")
+            .field("handle", &self.handle)
+            .field("kind", &self.kind)
+            .field("state", &self.state())
+            .finish()
+    }
+}
+
+pub(crate) fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+        .unwrap_or(0)
+}
+
+impl Operation {
+    /// A new operation in the PENDING state. Call [`Operation::start`] to run it.
+    pub(crate) fn new(
+        session: Handle,
+        kind: OperationKind,
+        statement: String,
+        schema: Option<SchemaRef>,
+        source: ResultSource,
+        timeout: Option<Duration>,
+    ) -> Arc<Self> {
+        let handle = Handle::random();
+        let query_id = format!(
+            "apiary_{}_{}",
+            chrono::Utc::now().format("%Y%m%d%H%M%S"),
+            handle
+        );
+        let (state_tx, _) = watch::channel(OperationState::Pending);
+        Arc::new(Self {
+            handle,
+            session,
+            kind,
+            statement,
+            query_id,
+            schema,
+            source,
+            timeout,
+            started_ms: now_ms(),
+            progress: Mutex::new(Progress {
+                state: OperationState::Pending,
+                error: None,
+                completed_ms: 0,
+                rows_produced: 0,
+                complete: false,
+            }),
+            state_tx,
+            log: Mutex::new(Log {
+                lines: Vec::new(),
+                read: 0,
+            }),
+            reader: tokio::sync::Mutex::new(Reader {
+                rx: None,
+                pending: None,
+                offset: 0,
+                run: CancellationToken::new(),
+            }),
+            cancel: CancellationToken::new(),
+            last_access: Mutex::new(Instant::now()),
+        })
+    }
+
+    /// The operation's handle.
+    pub fn handle(&self) -> Handle {
+        self.handle
+    }
+
+    /// The owning session's handle.
+    pub fn session(&self) -> Handle {
+        self.session
+    }
+
+    /// What the operation does.
+    pub fn kind(&self) -> OperationKind {
+        self.kind
+    }
+
+    /// The statement text (empty for catalog calls).
+    pub fn statement(&self) -> &str {
+        &self.statement
+    }
+
+    /// The query id (GetQueryId).
+    pub fn query_id(&self) -> &str {
+        &self.query_id
+    }
+
+    /// The result schema, if the operation has a result set.
+    pub fn schema(&self) -> Option<&SchemaRef> {
+        self.schema.as_ref()
+    }
+
+    /// Whether the operation returns rows.
+    pub fn has_result_set(&self) -> bool {
+        self.schema.is_some()
+    }
+
+    /// The current state.
+    pub fn state(&self) -> OperationState {
+        self.progress.lock().state
+    }
+
+    /// Time since a client last used this operation.
+    pub fn idle_for(&self) -> Duration {
+        self.last_access.lock().elapsed()
+    }
+
+    fn touch(&self) {
+        *self.last_access.lock() = Instant::now();
+    }
+
+    /// A snapshot for GetOperationStatus.
+    pub fn status(&self) -> OperationStatus {
+        self.touch();
+        let p = self.progress.lock();
+        OperationStatus {
+            state: p.state,
+            error: p.error.clone(),
+            started_ms: self.started_ms,
+            completed_ms: p.completed_ms,
+            has_result_set: self.has_result_set(),
+            rows_produced: p.rows_produced,
+            complete: p.complete,
+        }
+    }
+
+    /// Appends a line to the operation log.
+    pub fn log(&self, level: &str, line: impl AsRef<str>) {
+        let mut log = self.log.lock();
+        if log.lines.len() >= MAX_LOG_LINES {
+            log.lines.remove(0);
+            log.read = log.read.saturating_sub(1);
+        }
+        let stamp = chrono::Local::now().format("%Y-%m-%d %H:%M:%S%.3f");
+        log.lines.push(format!("{stamp} {level:<5} : {}", line.as_ref()));
+    }
+
+    /// Log lines not yet read (or all of them from the start when `from_start`).
+    pub fn read_log(&self, from_start: bool, max_lines: usize) -> Vec<String> {
+        self.touch();
+        let mut log = self.log.lock();
+        if from_start {
+            log.read = 0;
+        }
+        let end = log.lines.len().min(log.read.saturating_add(max_lines.max(1)));
+        let out = log.lines[log.read..end].to_vec();
+        log.read = end;
+        out
+    }
+
+    /// Moves to `state` unless the operation already ended; returns whether it moved.
+    fn transition(&self, state: OperationState, error: Option<OperationError>) -> bool {
+        let mut p = self.progress.lock();
+        let allowed = match p.state {
+            OperationState::Closed => false,
+            OperationState::Canceled | OperationState::Error | OperationState::TimedOut => {
+                state == OperationState::Closed
+            }
+            OperationState::Finished => matches!(
+                state,
+                OperationState::Closed | OperationState::Canceled | OperationState::Error
+            ),
+            _ => true,
+        };
+        if !allowed || p.state == state {
+            return false;
+        }
+        p.state = state;
+        if error.is_some() {
+            p.error = error;
+        }
+        if state.is_terminal() && p.completed_ms == 0 {
+            p.completed_ms = now_ms();
+        }
+        drop(p);
+        self.state_tx.send_replace(state);
+        true
+    }
+
+    /// Fails the operation with `err`.
+    pub(crate) fn fail(&self, err: &GatewayError) {
+        let state = match err {
+            GatewayError::Timeout(_) => OperationState::TimedOut,
+            _ => OperationState::Error,
+        };
+        self.log("ERROR", err.message());
+        self.transition(state, Some(OperationError::from(err)));
+    }
+
+    /// Starts producing results in the background.
+    pub(crate) async fn start(self: &Arc<Self>) {
+        self.log("INFO", format!("Executing command(queryId={})", self.query_id));
+        self.transition(OperationState::Running, None);
+        if matches!(self.source, ResultSource::Empty) {
+            self.progress.lock().complete = true;
+            self.log("INFO", "OK");
+            self.transition(OperationState::Finished, None);
+            return;
+        }
+        let mut reader = self.reader.lock().await;
+        self.spawn_producer(&mut reader, false);
+    }
+
+    /// Waits until the operation leaves PENDING and RUNNING.
+    pub async fn wait_ready(&self) -> OperationState {
+        let mut rx = self.state_tx.subscribe();
+        loop {
+            let s = *rx.borrow_and_update();
+            if !matches!(s, OperationState::Pending | OperationState::Running | OperationState::Initialized) {
+                return s;
+            }
+            if rx.changed().await.is_err() {
+                return self.state();
+            }
+        }
+    }
+
+    fn spawn_producer(self: &Arc<Self>, reader: &mut Reader, rerun: bool) {
+        reader.run.cancel();
+        let run = self.cancel.child_token();
+        let (tx, rx) = mpsc::channel(RESULT_BUFFER_BATCHES);
+        reader.rx = Some(rx);
+        reader.pending = None;
+        reader.offset = 0;
+        reader.run = run.clone();
+        let op = Arc::clone(self);
+        tokio::spawn(async move {
+            tokio::select! {
+                _ = run.cancelled() => {}
+                _ = op.produce(tx, rerun) => {}
+            }
+        });
+    }
+
+    async fn produce(&self, tx: mpsc::Sender<Result<RecordBatch, GatewayError>>, rerun: bool) {
+        let started = Instant::now();
+        let deadline = self.timeout.map(|t| tokio::time::Instant::now() + t);
+        let mut stream = match &self.source {
+            ResultSource::Plan { ctx, plan } => {
+                let run = execute(ctx, plan.clone());
+                let result = match deadline {
+                    Some(d) => tokio::time::timeout_at(d, run).await.unwrap_or_else(|_| Err(SqlError::Cancelled)),
+                    None => run.await,
+                };
+                match result {
+                    Ok(s) => s,
+                    Err(SqlError::Cancelled) => return self.time_out(&tx).await,
+                    Err(e) => return self.produce_error(&tx, GatewayError::Sql(e)).await,
+                }
+            }
+            ResultSource::Rows(batches) => {
+                let batches: Vec<_> = batches.iter().cloned().map(Ok).collect();
+                Box::pin(datafusion::physical_plan::stream::RecordBatchStreamAdapter::new(
+                    self.schema.clone().unwrap_or_else(|| Arc::new(arrow::datatypes::Schema::empty())),
+                    futures::stream::iter(batches),
+                ))
+            }
+            ResultSource::Empty => return,
+        };
+        let mut ready = rerun;
+        let mut rows: u64 = 0;
+        loop {
+            let next = match (ready, deadline) {
+                (false, Some(d)) => match tokio::time::timeout_at(d, stream.next()).await {
+                    Ok(n) => n,
+                    Err(_) => return self.time_out(&tx).await,
+                },
+                _ => stream.next().await,
+            };
+            match next {
+                None => break,
+                Some(Err(e)) => {
+                    let err = GatewayError::Sql(SqlError::from_execution(e));
+                    return self.produce_error(&tx, err).await;
+                }
+                Some(Ok(batch)) => {
+                    if batch.num_rows() == 0 {
+                        continue;
+                    }
+                    rows += batch.num_rows() as u64;
+                    if !rerun {
+                        self.progress.lock().rows_produced = rows;
+                    }
+                    if !ready {
+                        ready = true;
+                        self.log("INFO", "First results are ready to fetch");
+                        self.transition(OperationState::Finished, None);
+                    }
+                    if tx.send(Ok(batch)).await.is_err() {
+                        return;
+                    }
+                }
+            }
+        }
+        if !rerun {
+            self.progress.lock().complete = true;
+            self.log(
+                "INFO",
+                format!(
+                    "Completed executing command(queryId={}); Time taken: {:.3} seconds; rows produced: {rows}",
+                    self.query_id,
+                    started.elapsed().as_secs_f64()
+                ),
+            );
+            self.transition(OperationState::Finished, None);
+        }
+    }
+
+    async fn produce_error(&self, tx: &mpsc::Sender<Result<RecordBatch, GatewayError>>, err: GatewayError) {
+        self.fail(&err);
+        let _ = tx.send(Err(err)).await;
+    }
+
+    async fn time_out(&self, tx: &mpsc::Sender<Result<RecordBatch, GatewayError>>) {
+        let secs = self.timeout.map(|t| t.as_secs()).unwrap_or(0);
+        self.produce_error(tx, GatewayError::Timeout(secs)).await;
+        self.cancel.cancel();
+    }
+
+    /// Cancels the operation: stops DataFusion's work and drops buffered results.
+    pub fn cancel(&self) -> Result<(), GatewayError> {
+        self.touch();
+        match self.state() {
+            OperationState::Closed => Err(GatewayError::InvalidHandle(format!(
+                "Invalid OperationHandle: OperationHandle [opType={:?}, getHandleIdentifier()={}]",
+                self.kind, self.handle
+            ))),
+            OperationState::Canceled | OperationState::Error | OperationState::TimedOut => Ok(()),
+            _ => {
+                self.cancel.cancel();
+                if self.transition(OperationState::Canceled, None) {
+                    self.log("INFO", "Query was cancelled");
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// Closes the operation and frees its resources.
+    pub(crate) fn close(&self) {
+        self.cancel.cancel();
+        self.transition(OperationState::Closed, None);
+    }
+
+    /// Fetches up to `max_rows` rows; `from_start` re-reads from the first row (FETCH_FIRST).
+    pub async fn fetch(self: &Arc<Self>, max_rows: usize, from_start: bool) -> Result<FetchedRows, GatewayError> {
+        self.touch();
+        let max_rows = max_rows.max(1);
+        self.check_fetchable()?;
+        let mut reader = self.reader.lock().await;
+        if from_start && (reader.offset > 0 || reader.pending.is_some()) {
+            self.spawn_producer(&mut reader, true);
+        }
+        let start_offset = reader.offset;
+        let mut batches = Vec::new();
+        let mut taken = 0usize;
+        let mut has_more = true;
+        while taken < max_rows {
+            let batch = match reader.pending.take() {
+                Some(b) => b,
+                None => {
+                    let Some(rx) = reader.rx.as_mut() else {
+                        has_more = false;
+                        break;
+                    };
+                    let next = tokio::select! {
+                        n = rx.recv() => n,
+                        _ = self.cancel.cancelled() => None,
+                    };
+                    match next {
+                        Some(Ok(b)) => b,
+                        Some(Err(e)) => return Err(e),
+                        None => {
+                            self.check_fetchable()?;
+                            has_more = false;
+                            break;
+                        }
+                    }
+                }
+            };
+            let want = max_rows - taken;
+            if batch.num_rows() > want {
+                batches.push(batch.slice(0, want));
+                reader.pending = Some(batch.slice(want, batch.num_rows() - want));
+                taken += want;
+            } else {
+                taken += batch.num_rows();
+                batches.push(batch);
+            }
+        }
+        reader.offset += taken as i64;
+        Ok(FetchedRows {
+            batches,
+            start_offset,
+            has_more,
+        })
+    }
+
+    fn check_fetchable(&self) -> Result<(), GatewayError> {
+        let p = self.progress.lock();
+        match p.state {
+            OperationState::Canceled => Err(GatewayError::InvalidState(
+                "Query was cancelled; no results can be fetched".into(),
+            )),
+            OperationState::Closed => Err(GatewayError::InvalidHandle(format!(
+                "Invalid OperationHandle: OperationHandle [opType={:?}, getHandleIdentifier()={}]",
+                self.kind, self.handle
+            ))),
+            OperationState::Error | OperationState::TimedOut => Err(GatewayError::InvalidState(
+                p.error
+                    .as_ref()
+                    .map(|e| e.message.clone())
+                    .unwrap_or_else(|| "The operation failed".into()),
+            )),
+            _ => Ok(()),
+        }
+    }
+}

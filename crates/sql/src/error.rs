@@ -1,0 +1,152 @@
+//! Errors of the statement layer, with the SQLSTATE and error code Hive gives each.
+
+use datafusion::error::DataFusionError;
+
+/// Why a statement failed. `Display` is the detail; [`SqlError::hive_message`] is the whole text
+/// a Hive client sees.
+#[derive(Debug, thiserror::Error)]
+pub enum SqlError {
+    /// The statement does not parse.
+    #[error("ParseException line {line}:{column} {detail}")]
+    Parse {
+        /// 1-based line of the error.
+        line: u64,
+        /// 0-based column, as Hive counts.
+        column: u64,
+        /// What the parser expected.
+        detail: String,
+    },
+    /// A table or view that does not exist.
+    #[error("SemanticException [Error 10001]: Table not found '{0}'")]
+    TableNotFound(String),
+    /// A database that does not exist.
+    #[error("SemanticException [Error 10072]: Database does not exist: {0}")]
+    DatabaseNotFound(String),
+    /// A column reference that resolves to nothing.
+    #[error("SemanticException [Error 10004]: Invalid table alias or column reference '{0}'")]
+    ColumnNotFound(String),
+    /// A function that does not exist.
+    #[error("SemanticException [Error 10011]: Invalid function {0}")]
+    FunctionNotFound(String),
+    /// Any other error found while compiling.
+    #[error("SemanticException {0}")]
+    Semantic(String),
+    /// A statement Apiary understands but does not support.
+    #[error("SemanticException [Error 10294]: {0}")]
+    Unsupported(String),
+    /// Failure while running the query.
+    #[error("{0}")]
+    Execution(String),
+    /// The query was cancelled.
+    #[error("Query was cancelled")]
+    Cancelled,
+}
+
+impl SqlError {
+    /// Hive's SQLSTATE for the error.
+    pub fn sql_state(&self) -> &'static str {
+        match self {
+            SqlError::TableNotFound(_) => "42S02",
+            SqlError::Execution(_) => "08S01",
+            SqlError::Cancelled => "HY008",
+            _ => "42000",
+        }
+    }
+
+    /// Hive's numeric error code.
+    pub fn error_code(&self) -> i32 {
+        match self {
+            SqlError::Parse { .. } | SqlError::Semantic(_) => 40000,
+            SqlError::TableNotFound(_) => 10001,
+            SqlError::ColumnNotFound(_) => 10004,
+            SqlError::FunctionNotFound(_) => 10011,
+            SqlError::DatabaseNotFound(_) => 10072,
+            SqlError::Unsupported(_) => 10294,
+            SqlError::Execution(_) => 2,
+            SqlError::Cancelled => 1000,
+        }
+    }
+
+    /// The message as HiveServer2 words it.
+    pub fn hive_message(&self) -> String {
+        match self {
+            SqlError::Execution(detail) => {
+                format!("Error while processing statement: FAILED: Execution Error, return code 2 from {detail}")
+            }
+            SqlError::Cancelled => "Query was cancelled".to_string(),
+            other => format!("Error while compiling statement: FAILED: {other}"),
+        }
+    }
+
+    /// A compile-time error from DataFusion, classified the way Hive reports it.
+    pub fn from_planning(e: DataFusionError) -> SqlError {
+        let e = e.find_root().clone_message();
+        classify_plan_error(&e)
+    }
+
+    /// A runtime error from DataFusion.
+    pub fn from_execution(e: DataFusionError) -> SqlError {
+        SqlError::Execution(format!("org.apache.apiary.exec.DataFusionTask. {}", e.find_root().clone_message()))
+    }
+}
+
+/// Helper: DataFusion's message without its `Error during planning:` style prefix.
+trait CloneMessage {
+    fn clone_message(&self) -> String;
+}
+
+impl CloneMessage for DataFusionError {
+    fn clone_message(&self) -> String {
+        match self {
+            DataFusionError::Plan(m)
+            | DataFusionError::Execution(m)
+            | DataFusionError::NotImplemented(m)
+            | DataFusionError::Internal(m) => m.clone(),
+            DataFusionError::SchemaError(e, _) => e.to_string(),
+            DataFusionError::SQL(e, _) => e.to_string(),
+            other => other.to_string(),
+        }
+    }
+}
+
+fn classify_plan_error(msg: &str) -> SqlError {
+    // DataFusion: "table 'hive.default.t' not found"
+    if let Some(rest) = msg.strip_prefix("table '") {
+        if let Some(name) = rest.strip_suffix("' not found") {
+            let short = name.rsplit('.').next().unwrap_or(name);
+            return SqlError::TableNotFound(short.to_string());
+        }
+    }
+    // DataFusion: "No field named x. Valid fields are ..." / "No field named t.x ..."
+    if let Some(rest) = msg.strip_prefix("No field named ") {
+        let col = rest.split(". Valid").next().unwrap_or(rest).trim_end_matches('.');
+        return SqlError::ColumnNotFound(col.replace('"', ""));
+    }
+    // DataFusion: "Invalid function 'foo'.\nDid you mean ..."
+    if let Some(rest) = msg.strip_prefix("Invalid function '") {
+        let name = rest.split('\'').next().unwrap_or(rest);
+        return SqlError::FunctionNotFound(name.to_string());
+    }
+    if msg.starts_with("Unsupported") || msg.contains("not supported") || msg.contains("Unsupported") {
+        return SqlError::Unsupported(msg.to_string());
+    }
+    SqlError::Semantic(format!("[Error 10000]: {msg}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn datafusion_errors_map_to_hive() {
+        let e = SqlError::from_planning(DataFusionError::Plan("table 'hive.default.nope' not found".into()));
+        assert_eq!(e.sql_state(), "42S02");
+        assert_eq!(
+            e.hive_message(),
+            "Error while compiling statement: FAILED: SemanticException [Error 10001]: Table not found 'nope'"
+        );
+        let e = SqlError::Parse { line: 1, column: 7, detail: "cannot recognize input near 'x'".into() };
+        assert_eq!(e.sql_state(), "42000");
+        assert!(e.hive_message().contains("ParseException line 1:7"));
+    }
+}

@@ -1,0 +1,125 @@
+//! Functions Apiary adds to DataFusion for Hive semantics.
+//!
+//! `hive_typed(value, 'type')` gives a value a Hive type that Arrow cannot express on its own:
+//! `varchar(n)` (truncated to n characters), `char(n)` (padded or truncated to n) and
+//! `interval_year_month`. The declared type travels in the result field's metadata
+//! ([`HIVE_TYPE_KEY`]) so clients see Hive's type name and qualifiers.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use arrow::array::{Array, ArrayRef, AsArray, IntervalYearMonthArray, StringArray};
+use arrow::datatypes::{DataType, Field, FieldRef, IntervalUnit};
+use datafusion::common::{exec_err, plan_err, Result, ScalarValue};
+use datafusion::logical_expr::{
+    ColumnarValue, ReturnFieldArgs, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl, Signature,
+    Volatility,
+};
+use datafusion::prelude::SessionContext;
+
+use crate::types::{HiveType, HIVE_TYPE_KEY};
+
+/// Name of the typing function the rewrite inserts.
+pub const HIVE_TYPED: &str = "hive_typed";
+
+/// Registers Apiary's functions in a session.
+pub fn register(ctx: &SessionContext) {
+    ctx.register_udf(ScalarUDF::from(HiveTyped::new()));
+}
+
+#[derive(Debug, PartialEq, Eq, Hash)]
+struct HiveTyped {
+    signature: Signature,
+}
+
+impl HiveTyped {
+    fn new() -> Self {
+        // Volatile keeps the optimizer from folding it into a literal without its metadata.
+        Self {
+            signature: Signature::any(2, Volatility::Volatile),
+        }
+    }
+}
+
+fn declared(args: &[Option<&ScalarValue>]) -> Result<HiveType> {
+    let text = match args.get(1) {
+        Some(Some(ScalarValue::Utf8(Some(s)))) => s.clone(),
+        _ => return plan_err!("hive_typed expects a constant type name"),
+    };
+    if text == "interval_year_month" {
+        return Ok(HiveType::IntervalYearMonth);
+    }
+    match HiveType::parse(&text) {
+        Some(t @ (HiveType::Varchar(_) | HiveType::Char(_))) => Ok(t),
+        _ => plan_err!("hive_typed: unsupported type {text}"),
+    }
+}
+
+impl ScalarUDFImpl for HiveTyped {
+    fn name(&self) -> &str {
+        HIVE_TYPED
+    }
+
+    fn signature(&self) -> &Signature {
+        &self.signature
+    }
+
+    fn return_type(&self, _arg_types: &[DataType]) -> Result<DataType> {
+        // return_field_from_args decides; this is only reached by callers without arguments.
+        Ok(DataType::Utf8)
+    }
+
+    fn return_field_from_args(&self, args: ReturnFieldArgs) -> Result<FieldRef> {
+        let t = declared(args.scalar_arguments)?;
+        let dt = match t {
+            HiveType::IntervalYearMonth => DataType::Interval(IntervalUnit::YearMonth),
+            _ => DataType::Utf8,
+        };
+        let metadata = HashMap::from([(HIVE_TYPE_KEY.to_string(), t.to_string())]);
+        Ok(Arc::new(Field::new(self.name(), dt, true).with_metadata(metadata)))
+    }
+
+    fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
+        let t = match args.return_field.metadata().get(HIVE_TYPE_KEY).and_then(|s| {
+            if s == "interval_year_month" {
+                Some(HiveType::IntervalYearMonth)
+            } else {
+                HiveType::parse(s)
+            }
+        }) {
+            Some(t) => t,
+            None => return exec_err!("hive_typed: missing declared type"),
+        };
+        let Some(value) = args.args.into_iter().next() else {
+            return exec_err!("hive_typed expects two arguments");
+        };
+        let array = value.into_array(args.number_rows)?;
+        let out: ArrayRef = match t {
+            HiveType::Varchar(n) => Arc::new(map_strings(&array, |s| s.chars().take(n as usize).collect())?),
+            HiveType::Char(n) => Arc::new(map_strings(&array, |s| {
+                let mut v: String = s.chars().take(n as usize).collect();
+                let len = v.chars().count();
+                v.extend(std::iter::repeat_n(' ', n as usize - len));
+                v
+            })?),
+            HiveType::IntervalYearMonth => match array.data_type() {
+                DataType::Interval(IntervalUnit::MonthDayNano) => {
+                    let a = array.as_primitive::<arrow::datatypes::IntervalMonthDayNanoType>();
+                    Arc::new(a.iter().map(|v| v.map(|v| v.months)).collect::<IntervalYearMonthArray>())
+                }
+                DataType::Interval(IntervalUnit::YearMonth) => array,
+                other => return exec_err!("cannot read {other} as interval_year_month"),
+            },
+            _ => return exec_err!("hive_typed: unsupported type"),
+        };
+        Ok(ColumnarValue::Array(out))
+    }
+}
+
+fn map_strings(array: &ArrayRef, f: impl Fn(&str) -> String) -> Result<StringArray> {
+    let cast = arrow::compute::cast(array, &DataType::Utf8)?;
+    let strings = cast.as_string::<i32>();
+    Ok((0..strings.len())
+        .map(|i| (!strings.is_null(i)).then(|| f(strings.value(i))))
+        .collect())
+}

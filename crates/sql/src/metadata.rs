@@ -1,0 +1,511 @@
+//! The catalog calls of HiveServer2 (GetSchemas, GetTables, GetColumns, GetTypeInfo, ...),
+//! answered with the result shapes JDBC's `DatabaseMetaData` defines, as Hive does.
+
+use std::sync::Arc;
+
+use arrow::array::{ArrayRef, BooleanArray, Int16Array, Int32Array, Int8Array, RecordBatch, StringArray};
+use arrow::datatypes::{DataType, Field, Schema};
+use datafusion::prelude::SessionContext;
+
+use crate::error::SqlError;
+use crate::session::{Prepared, CATALOG};
+use crate::types::HiveType;
+
+/// A cell of a catalog result.
+#[derive(Debug, Clone)]
+enum Cell {
+    S(Option<String>),
+    I(Option<i32>),
+    Small(Option<i16>),
+    Tiny(Option<i8>),
+    B(Option<bool>),
+}
+
+fn s(v: impl Into<String>) -> Cell {
+    Cell::S(Some(v.into()))
+}
+
+/// Builds a one-batch result from column definitions and rows of cells.
+fn table(columns: &[(&str, DataType)], rows: Vec<Vec<Cell>>) -> Prepared {
+    let schema = Arc::new(Schema::new(
+        columns
+            .iter()
+            .map(|(n, t)| Field::new(*n, t.clone(), true))
+            .collect::<Vec<_>>(),
+    ));
+    let arrays: Vec<ArrayRef> = columns
+        .iter()
+        .enumerate()
+        .map(|(c, (_, t))| -> ArrayRef {
+            let col = rows.iter().map(|r| r.get(c).cloned());
+            match t {
+                DataType::Int32 => Arc::new(col.map(|v| match v {
+                    Some(Cell::I(x)) => x,
+                    _ => None,
+                }).collect::<Int32Array>()),
+                DataType::Int16 => Arc::new(col.map(|v| match v {
+                    Some(Cell::Small(x)) => x,
+                    _ => None,
+                }).collect::<Int16Array>()),
+                DataType::Int8 => Arc::new(col.map(|v| match v {
+                    Some(Cell::Tiny(x)) => x,
+                    _ => None,
+                }).collect::<Int8Array>()),
+                DataType::Boolean => Arc::new(col.map(|v| match v {
+                    Some(Cell::B(x)) => x,
+                    _ => None,
+                }).collect::<BooleanArray>()),
+                _ => Arc::new(col.map(|v| match v {
+                    Some(Cell::S(x)) => x,
+                    _ => None,
+                }).collect::<StringArray>()),
+            }
+        })
+        .collect();
+    let batches = RecordBatch::try_new(schema.clone(), arrays).into_iter().collect();
+    Prepared::Rows { schema, batches }
+}
+
+/// JDBC pattern matching: `%` any sequence, `_` one character, `\` escapes; case-insensitive.
+/// A missing or empty pattern (or `*`) matches everything.
+pub fn jdbc_like(pattern: Option<&str>, name: &str) -> bool {
+    let Some(p) = pattern.filter(|p| !p.is_empty() && *p != "*") else {
+        return true;
+    };
+    let p: Vec<char> = p.to_lowercase().chars().collect();
+    let n: Vec<char> = name.to_lowercase().chars().collect();
+    like_at(&p, &n)
+}
+
+fn like_at(p: &[char], n: &[char]) -> bool {
+    match p.first() {
+        None => n.is_empty(),
+        Some('%') | Some('*') => (0..=n.len()).any(|i| like_at(&p[1..], &n[i..])),
+        Some('_') => !n.is_empty() && like_at(&p[1..], &n[1..]),
+        Some('\\') if p.len() > 1 => n.first() == Some(&p[1]) && like_at(&p[2..], &n[1..]),
+        Some(c) => n.first() == Some(c) && like_at(&p[1..], &n[1..]),
+    }
+}
+
+fn databases(ctx: &SessionContext, pattern: Option<&str>) -> Vec<String> {
+    let mut names: Vec<String> = ctx
+        .catalog(CATALOG)
+        .map(|c| c.schema_names())
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|n| n != "information_schema" && jdbc_like(pattern, n))
+        .collect();
+    names.sort();
+    names
+}
+
+/// GetCatalogs: Hive has no catalogs, so the result is empty.
+pub fn catalogs() -> Prepared {
+    table(&[("TABLE_CAT", DataType::Utf8)], vec![])
+}
+
+/// GetSchemas: the databases matching `pattern`.
+pub fn schemas(ctx: &SessionContext, pattern: Option<&str>) -> Prepared {
+    let rows = databases(ctx, pattern)
+        .into_iter()
+        .map(|d| vec![s(d), s("")])
+        .collect();
+    table(&[("TABLE_SCHEM", DataType::Utf8), ("TABLE_CATALOG", DataType::Utf8)], rows)
+}
+
+/// GetTableTypes.
+pub fn table_types() -> Prepared {
+    table(&[("TABLE_TYPE", DataType::Utf8)], vec![vec![s("TABLE")], vec![s("VIEW")]])
+}
+
+fn table_type(t: datafusion::datasource::TableType) -> &'static str {
+    match t {
+        datafusion::datasource::TableType::View => "VIEW",
+        _ => "TABLE",
+    }
+}
+
+/// GetTables: tables of matching databases, sorted by type, database and name as JDBC requires.
+pub async fn tables(
+    ctx: &SessionContext,
+    schema_pattern: Option<&str>,
+    table_pattern: Option<&str>,
+    types: Option<&[String]>,
+) -> Result<Prepared, SqlError> {
+    let mut rows = Vec::new();
+    let catalog = ctx.catalog(CATALOG);
+    for db in databases(ctx, schema_pattern) {
+        let Some(schema) = catalog.as_ref().and_then(|c| c.schema(&db)) else { continue };
+        let mut names = schema.table_names();
+        names.sort();
+        for name in names.into_iter().filter(|n| jdbc_like(table_pattern, n)) {
+            let Ok(Some(t)) = schema.table(&name).await else { continue };
+            let kind = table_type(t.table_type());
+            if let Some(types) = types.filter(|t| !t.is_empty()) {
+                if !types.iter().any(|t| t.eq_ignore_ascii_case(kind)) {
+                    continue;
+                }
+            }
+            rows.push(vec![
+                s(""),
+                s(db.clone()),
+                s(name),
+                s(kind),
+                s(""),
+                Cell::S(None),
+                Cell::S(None),
+                Cell::S(None),
+                Cell::S(None),
+                Cell::S(None),
+            ]);
+        }
+    }
+    rows.sort_by(|a, b| key(a, &[3, 1, 2]).cmp(&key(b, &[3, 1, 2])));
+    Ok(table(
+        &[
+            ("TABLE_CAT", DataType::Utf8),
+            ("TABLE_SCHEM", DataType::Utf8),
+            ("TABLE_NAME", DataType::Utf8),
+            ("TABLE_TYPE", DataType::Utf8),
+            ("REMARKS", DataType::Utf8),
+            ("TYPE_CAT", DataType::Utf8),
+            ("TYPE_SCHEM", DataType::Utf8),
+            ("TYPE_NAME", DataType::Utf8),
+            ("SELF_REFERENCING_COL_NAME", DataType::Utf8),
+            ("REF_GENERATION", DataType::Utf8),
+        ],
+        rows,
+    ))
+}
+
+fn key(row: &[Cell], cols: &[usize]) -> Vec<String> {
+    cols.iter()
+        .map(|c| match row.get(*c) {
+            Some(Cell::S(Some(v))) => v.clone(),
+            _ => String::new(),
+        })
+        .collect()
+}
+
+/// java.sql.Types code of a Hive type.
+pub fn jdbc_type(t: &HiveType) -> i32 {
+    match t {
+        HiveType::Boolean => 16,
+        HiveType::TinyInt => -6,
+        HiveType::SmallInt => 5,
+        HiveType::Int => 4,
+        HiveType::BigInt => -5,
+        HiveType::Float => 6,
+        HiveType::Double => 8,
+        HiveType::Decimal(_, _) => 3,
+        HiveType::String | HiveType::Varchar(_) => 12,
+        HiveType::Char(_) => 1,
+        HiveType::Date => 91,
+        HiveType::Timestamp => 93,
+        HiveType::TimestampLocalTz => 2014,
+        HiveType::Binary => -2,
+        HiveType::Array(_) => 2003,
+        HiveType::Map(_, _) => 2000,
+        HiveType::Struct(_) => 2002,
+        HiveType::IntervalYearMonth | HiveType::IntervalDayTime => 1111,
+        HiveType::Null => 0,
+    }
+}
+
+/// COLUMN_SIZE as Hive reports it.
+pub fn column_size(t: &HiveType) -> Option<i32> {
+    Some(match t {
+        HiveType::Boolean => 1,
+        HiveType::TinyInt => 3,
+        HiveType::SmallInt => 5,
+        HiveType::Int => 10,
+        HiveType::BigInt => 19,
+        HiveType::Float => 7,
+        HiveType::Double => 15,
+        HiveType::Decimal(p, _) => i32::from(*p),
+        HiveType::String | HiveType::Binary => i32::MAX,
+        HiveType::Varchar(n) | HiveType::Char(n) => i32::try_from(*n).unwrap_or(i32::MAX),
+        HiveType::Date => 10,
+        HiveType::Timestamp | HiveType::TimestampLocalTz => 29,
+        _ => return None,
+    })
+}
+
+/// DECIMAL_DIGITS as Hive reports it.
+pub fn decimal_digits(t: &HiveType) -> Option<i32> {
+    Some(match t {
+        HiveType::TinyInt | HiveType::SmallInt | HiveType::Int | HiveType::BigInt | HiveType::Boolean => 0,
+        HiveType::Float => 7,
+        HiveType::Double => 15,
+        HiveType::Decimal(_, s) => i32::from(*s),
+        HiveType::Timestamp | HiveType::TimestampLocalTz => 9,
+        _ => return None,
+    })
+}
+
+fn is_numeric(t: &HiveType) -> bool {
+    matches!(
+        t,
+        HiveType::TinyInt
+            | HiveType::SmallInt
+            | HiveType::Int
+            | HiveType::BigInt
+            | HiveType::Float
+            | HiveType::Double
+            | HiveType::Decimal(_, _)
+    )
+}
+
+/// GetColumns: columns of matching tables, in database, table and ordinal order.
+pub async fn columns(
+    ctx: &SessionContext,
+    schema_pattern: Option<&str>,
+    table_pattern: Option<&str>,
+    column_pattern: Option<&str>,
+) -> Result<Prepared, SqlError> {
+    let mut rows = Vec::new();
+    let catalog = ctx.catalog(CATALOG);
+    for db in databases(ctx, schema_pattern) {
+        let Some(schema) = catalog.as_ref().and_then(|c| c.schema(&db)) else { continue };
+        let mut names = schema.table_names();
+        names.sort();
+        for name in names.into_iter().filter(|n| jdbc_like(table_pattern, n)) {
+            let Ok(Some(t)) = schema.table(&name).await else { continue };
+            for (i, f) in t.schema().fields().iter().enumerate() {
+                if !jdbc_like(column_pattern, f.name()) {
+                    continue;
+                }
+                let ht = HiveType::of_field(f);
+                let numeric = is_numeric(&ht);
+                rows.push(vec![
+                    Cell::S(None),
+                    s(db.clone()),
+                    s(name.clone()),
+                    s(f.name().clone()),
+                    Cell::I(Some(jdbc_type(&ht))),
+                    s(ht.to_string().to_uppercase()),
+                    Cell::I(column_size(&ht)),
+                    Cell::Tiny(None),
+                    Cell::I(decimal_digits(&ht)),
+                    Cell::I(numeric.then_some(10)),
+                    Cell::I(Some(1)),
+                    s(f.metadata().get("comment").cloned().unwrap_or_default()),
+                    Cell::S(None),
+                    Cell::I(None),
+                    Cell::I(None),
+                    Cell::I(None),
+                    Cell::I(Some(i32::try_from(i + 1).unwrap_or(i32::MAX))),
+                    s("YES"),
+                    Cell::S(None),
+                    Cell::S(None),
+                    Cell::S(None),
+                    Cell::Small(None),
+                    s("NO"),
+                ]);
+            }
+        }
+    }
+    Ok(table(
+        &[
+            ("TABLE_CAT", DataType::Utf8),
+            ("TABLE_SCHEM", DataType::Utf8),
+            ("TABLE_NAME", DataType::Utf8),
+            ("COLUMN_NAME", DataType::Utf8),
+            ("DATA_TYPE", DataType::Int32),
+            ("TYPE_NAME", DataType::Utf8),
+            ("COLUMN_SIZE", DataType::Int32),
+            ("BUFFER_LENGTH", DataType::Int8),
+            ("DECIMAL_DIGITS", DataType::Int32),
+            ("NUM_PREC_RADIX", DataType::Int32),
+            ("NULLABLE", DataType::Int32),
+            ("REMARKS", DataType::Utf8),
+            ("COLUMN_DEF", DataType::Utf8),
+            ("SQL_DATA_TYPE", DataType::Int32),
+            ("SQL_DATETIME_SUB", DataType::Int32),
+            ("CHAR_OCTET_LENGTH", DataType::Int32),
+            ("ORDINAL_POSITION", DataType::Int32),
+            ("IS_NULLABLE", DataType::Utf8),
+            ("SCOPE_CATALOG", DataType::Utf8),
+            ("SCOPE_SCHEMA", DataType::Utf8),
+            ("SCOPE_TABLE", DataType::Utf8),
+            ("SOURCE_DATA_TYPE", DataType::Int16),
+            ("IS_AUTO_INCREMENT", DataType::Utf8),
+        ],
+        rows,
+    ))
+}
+
+/// GetTypeInfo: every Hive type, as JDBC's `getTypeInfo` describes them.
+pub fn type_info() -> Prepared {
+    let types = [
+        HiveType::Null,
+        HiveType::Boolean,
+        HiveType::String,
+        HiveType::Binary,
+        HiveType::TinyInt,
+        HiveType::SmallInt,
+        HiveType::Int,
+        HiveType::BigInt,
+        HiveType::Float,
+        HiveType::Double,
+        HiveType::Decimal(38, 18),
+        HiveType::Date,
+        HiveType::Timestamp,
+        HiveType::Varchar(65535),
+        HiveType::Char(255),
+        HiveType::IntervalYearMonth,
+        HiveType::IntervalDayTime,
+        HiveType::Array(Box::new(HiveType::String)),
+        HiveType::Map(Box::new(HiveType::String), Box::new(HiveType::String)),
+        HiveType::Struct(vec![]),
+    ];
+    let rows = types
+        .iter()
+        .map(|t| {
+            let name = match t {
+                HiveType::Decimal(_, _) => "DECIMAL".to_string(),
+                HiveType::Varchar(_) => "VARCHAR".to_string(),
+                HiveType::Char(_) => "CHAR".to_string(),
+                HiveType::Array(_) => "ARRAY".to_string(),
+                HiveType::Map(_, _) => "MAP".to_string(),
+                HiveType::Struct(_) => "STRUCT".to_string(),
+                HiveType::Null => "VOID".to_string(),
+                other => other.to_string().to_uppercase(),
+            };
+            let numeric = is_numeric(t);
+            let quoted = matches!(t, HiveType::String | HiveType::Varchar(_) | HiveType::Char(_));
+            vec![
+                s(name.clone()),
+                Cell::I(Some(jdbc_type(t))),
+                Cell::I(column_size(t)),
+                Cell::S(quoted.then(|| "'".to_string())),
+                Cell::S(quoted.then(|| "'".to_string())),
+                Cell::S(match t {
+                    HiveType::Decimal(_, _) => Some("precision,scale".into()),
+                    HiveType::Varchar(_) | HiveType::Char(_) => Some("length".into()),
+                    _ => None,
+                }),
+                Cell::Small(Some(1)),
+                Cell::B(Some(quoted)),
+                Cell::Small(Some(if matches!(t, HiveType::Array(_) | HiveType::Map(_, _) | HiveType::Struct(_)) { 0 } else { 3 })),
+                Cell::B(Some(!numeric)),
+                Cell::B(Some(false)),
+                Cell::B(Some(false)),
+                Cell::S(None),
+                Cell::Small(Some(0)),
+                Cell::Small(Some(match t {
+                    HiveType::Decimal(_, _) => 38,
+                    _ => 0,
+                })),
+                Cell::I(None),
+                Cell::I(None),
+                Cell::I(numeric.then_some(10)),
+            ]
+        })
+        .collect();
+    table(
+        &[
+            ("TYPE_NAME", DataType::Utf8),
+            ("DATA_TYPE", DataType::Int32),
+            ("PRECISION", DataType::Int32),
+            ("LITERAL_PREFIX", DataType::Utf8),
+            ("LITERAL_SUFFIX", DataType::Utf8),
+            ("CREATE_PARAMS", DataType::Utf8),
+            ("NULLABLE", DataType::Int16),
+            ("CASE_SENSITIVE", DataType::Boolean),
+            ("SEARCHABLE", DataType::Int16),
+            ("UNSIGNED_ATTRIBUTE", DataType::Boolean),
+            ("FIXED_PREC_SCALE", DataType::Boolean),
+            ("AUTO_INCREMENT", DataType::Boolean),
+            ("LOCAL_TYPE_NAME", DataType::Utf8),
+            ("MINIMUM_SCALE", DataType::Int16),
+            ("MAXIMUM_SCALE", DataType::Int16),
+            ("SQL_DATA_TYPE", DataType::Int32),
+            ("SQL_DATETIME_SUB", DataType::Int32),
+            ("NUM_PREC_RADIX", DataType::Int32),
+        ],
+        rows,
+    )
+}
+
+/// GetFunctions: scalar, aggregate and window functions matching `pattern`.
+pub fn functions(ctx: &SessionContext, pattern: &str) -> Prepared {
+    let state = ctx.state();
+    let mut names: Vec<(String, i32)> = Vec::new();
+    // FUNCTION_TYPE: 1 = functionNoTable (scalar), 2 = functionReturnsTable.
+    names.extend(state.scalar_functions().keys().map(|k| (k.clone(), 1)));
+    names.extend(state.aggregate_functions().keys().map(|k| (k.clone(), 1)));
+    names.extend(state.window_functions().keys().map(|k| (k.clone(), 1)));
+    names.extend(["range", "generate_series"].iter().map(|k| (k.to_string(), 2)));
+    names.sort();
+    names.dedup_by(|a, b| a.0 == b.0);
+    let rows = names
+        .into_iter()
+        .filter(|(n, _)| jdbc_like(Some(pattern), n))
+        .map(|(n, kind)| vec![Cell::S(None), Cell::S(None), s(n.clone()), s(""), Cell::I(Some(kind)), s(n)])
+        .collect();
+    table(
+        &[
+            ("FUNCTION_CAT", DataType::Utf8),
+            ("FUNCTION_SCHEM", DataType::Utf8),
+            ("FUNCTION_NAME", DataType::Utf8),
+            ("REMARKS", DataType::Utf8),
+            ("FUNCTION_TYPE", DataType::Int32),
+            ("SPECIFIC_NAME", DataType::Utf8),
+        ],
+        rows,
+    )
+}
+
+/// GetPrimaryKeys: Hive tables declare none here, so the result is empty (with its shape).
+pub fn primary_keys() -> Prepared {
+    table(
+        &[
+            ("TABLE_CAT", DataType::Utf8),
+            ("TABLE_SCHEM", DataType::Utf8),
+            ("TABLE_NAME", DataType::Utf8),
+            ("COLUMN_NAME", DataType::Utf8),
+            ("KEQ_SEQ", DataType::Int32),
+            ("PK_NAME", DataType::Utf8),
+        ],
+        vec![],
+    )
+}
+
+/// GetCrossReference: no foreign keys, an empty result of JDBC's shape.
+pub fn cross_reference() -> Prepared {
+    table(
+        &[
+            ("PKTABLE_CAT", DataType::Utf8),
+            ("PKTABLE_SCHEM", DataType::Utf8),
+            ("PKTABLE_NAME", DataType::Utf8),
+            ("PKCOLUMN_NAME", DataType::Utf8),
+            ("FKTABLE_CAT", DataType::Utf8),
+            ("FKTABLE_SCHEM", DataType::Utf8),
+            ("FKTABLE_NAME", DataType::Utf8),
+            ("FKCOLUMN_NAME", DataType::Utf8),
+            ("KEQ_SEQ", DataType::Int32),
+            ("UPDATE_RULE", DataType::Int16),
+            ("DELETE_RULE", DataType::Int16),
+            ("FK_NAME", DataType::Utf8),
+            ("PK_NAME", DataType::Utf8),
+            ("DEFERRABILITY", DataType::Int16),
+        ],
+        vec![],
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn jdbc_patterns() {
+        assert!(jdbc_like(Some("def%"), "default"));
+        assert!(jdbc_like(Some("d_fault"), "default"));
+        assert!(!jdbc_like(Some("d\\_fault"), "default"));
+        assert!(jdbc_like(Some("a\\_b"), "a_b"));
+        assert!(jdbc_like(None, "x"));
+        assert!(!jdbc_like(Some("x%"), "default"));
+    }
+}

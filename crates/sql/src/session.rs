@@ -1,0 +1,533 @@
+//! A HiveQL session: Hive's session statements (SET, RESET, USE, SHOW ...) handled here, the
+//! rest parsed with sqlparser's Hive dialect, rewritten toward Hive's semantics and planned on
+//! DataFusion.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use arrow::array::{ArrayRef, RecordBatch, StringArray};
+use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
+use datafusion::catalog::{CatalogProvider, CatalogProviderList, MemoryCatalogProvider, MemoryCatalogProviderList, MemorySchemaProvider};
+use datafusion::execution::runtime_env::RuntimeEnv;
+use datafusion::execution::session_state::SessionStateBuilder;
+use datafusion::logical_expr::LogicalPlan;
+use datafusion::physical_plan::SendableRecordBatchStream;
+use datafusion::prelude::{SessionConfig, SessionContext};
+use datafusion::sql::parser::Statement as DfStatement;
+use datafusion::sql::sqlparser::dialect::HiveDialect;
+use datafusion::sql::sqlparser::parser::{Parser, ParserError};
+
+use crate::error::SqlError;
+use crate::rewrite;
+use crate::substitute::substitute;
+
+/// Name of the single catalog Apiary exposes (Hive has one per metastore).
+pub const CATALOG: &str = "hive";
+/// The database every session starts in.
+pub const DEFAULT_DATABASE: &str = "default";
+
+/// Shared state of the SQL layer: the catalog and the execution runtime.
+#[derive(Debug)]
+pub struct Engine {
+    catalogs: Arc<MemoryCatalogProviderList>,
+    runtime: Arc<RuntimeEnv>,
+    defaults: BTreeMap<String, String>,
+    batch_size: usize,
+}
+
+/// How a session starts: user, database and the configuration a client sent in OpenSession.
+#[derive(Debug, Clone, Default)]
+pub struct SessionOptions {
+    /// The session's user.
+    pub user: String,
+    /// `use:database`.
+    pub database: Option<String>,
+    /// `set:hiveconf:K` entries.
+    pub hiveconf: BTreeMap<String, String>,
+    /// `set:hivevar:K` entries.
+    pub hivevar: BTreeMap<String, String>,
+}
+
+impl Engine {
+    /// A new engine whose sessions see `defaults` as the server's Hive configuration.
+    pub fn new(defaults: BTreeMap<String, String>) -> Result<Self, SqlError> {
+        let catalogs = Arc::new(MemoryCatalogProviderList::new());
+        let catalog = Arc::new(MemoryCatalogProvider::new());
+        catalog
+            .register_schema(DEFAULT_DATABASE, Arc::new(MemorySchemaProvider::new()))
+            .map_err(SqlError::from_planning)?;
+        catalogs.register_catalog(CATALOG.to_string(), catalog);
+        Ok(Self {
+            catalogs,
+            runtime: Arc::new(RuntimeEnv::default()),
+            defaults,
+            batch_size: 8192,
+        })
+    }
+
+    /// The server-wide Hive configuration sessions start from.
+    pub fn defaults(&self) -> &BTreeMap<String, String> {
+        &self.defaults
+    }
+
+    /// Opens a session. Fails if `use:database` names a database that does not exist.
+    pub fn open_session(&self, opts: SessionOptions) -> Result<SqlSession, SqlError> {
+        let config = SessionConfig::new()
+            .with_default_catalog_and_schema(CATALOG, DEFAULT_DATABASE)
+            .with_create_default_catalog_and_schema(false)
+            .with_information_schema(true)
+            .with_batch_size(self.batch_size)
+            .set_bool("datafusion.sql_parser.map_string_types_to_utf8view", false)
+            .set_bool("datafusion.execution.parquet.schema_force_view_types", false);
+        let state = SessionStateBuilder::new()
+            .with_config(config)
+            .with_runtime_env(self.runtime.clone())
+            .with_catalog_list(self.catalogs.clone())
+            .with_default_features()
+            .build();
+        let ctx = SessionContext::new_with_state(state);
+        crate::functions::register(&ctx);
+        let mut session = SqlSession {
+            ctx,
+            user: opts.user,
+            database: DEFAULT_DATABASE.to_string(),
+            hiveconf: self.defaults.clone(),
+            defaults: self.defaults.clone(),
+            hivevar: opts.hivevar,
+        };
+        for (k, v) in opts.hiveconf {
+            session.set_conf(&k, &v)?;
+        }
+        if let Some(db) = opts.database.filter(|d| !d.is_empty()) {
+            session.use_database(&db)?;
+        }
+        Ok(session)
+    }
+}
+
+/// What a statement produced once prepared.
+#[derive(Debug)]
+pub enum Prepared {
+    /// A query whose rows are streamed from DataFusion.
+    Query {
+        /// The plan, kept so the query can be run again (FETCH_FIRST).
+        plan: LogicalPlan,
+        /// The result schema.
+        schema: SchemaRef,
+    },
+    /// A small result computed while preparing (SET listing, SHOW DATABASES, EXPLAIN).
+    Rows {
+        /// The result schema.
+        schema: SchemaRef,
+        /// The rows.
+        batches: Vec<RecordBatch>,
+    },
+    /// A statement without a result set (SET k=v, USE, DDL).
+    Done,
+}
+
+/// One client's SQL session: current database, Hive configuration and variables, and the
+/// DataFusion context it plans with.
+#[derive(Debug)]
+pub struct SqlSession {
+    ctx: SessionContext,
+    user: String,
+    database: String,
+    hiveconf: BTreeMap<String, String>,
+    defaults: BTreeMap<String, String>,
+    hivevar: BTreeMap<String, String>,
+}
+
+impl SqlSession {
+    /// The session's user.
+    pub fn user(&self) -> &str {
+        &self.user
+    }
+
+    /// The current database.
+    pub fn database(&self) -> &str {
+        &self.database
+    }
+
+    /// A Hive configuration value of this session.
+    pub fn conf(&self, key: &str) -> Option<&str> {
+        self.hiveconf.get(key).map(String::as_str)
+    }
+
+    /// The DataFusion context (shared with running operations).
+    pub fn context(&self) -> &SessionContext {
+        &self.ctx
+    }
+
+    /// Sets a Hive configuration key; `datafusion.*` keys go to DataFusion's own options.
+    pub fn set_conf(&mut self, key: &str, value: &str) -> Result<(), SqlError> {
+        if key.starts_with("datafusion.") {
+            let state = self.ctx.state_ref();
+            let mut state = state.write();
+            state
+                .config_mut()
+                .options_mut()
+                .set(key, value)
+                .map_err(|e| SqlError::Semantic(format!("[Error 10000]: {e}")))?;
+        }
+        self.hiveconf.insert(key.to_string(), value.to_string());
+        Ok(())
+    }
+
+    /// Sets a Hive variable (`${hivevar:name}`).
+    pub fn set_var(&mut self, key: &str, value: &str) {
+        self.hivevar.insert(key.to_string(), value.to_string());
+    }
+
+    fn use_database(&mut self, db: &str) -> Result<(), SqlError> {
+        let db = db.trim_matches('`').to_ascii_lowercase();
+        if !self.database_names().contains(&db) {
+            return Err(SqlError::DatabaseNotFound(db));
+        }
+        let state = self.ctx.state_ref();
+        state
+            .write()
+            .config_mut()
+            .options_mut()
+            .catalog
+            .default_schema = db.clone();
+        self.database = db;
+        Ok(())
+    }
+
+    fn database_names(&self) -> Vec<String> {
+        let mut names = self
+            .ctx
+            .catalog(CATALOG)
+            .map(|c| c.schema_names())
+            .unwrap_or_default();
+        names.retain(|n| n != "information_schema");
+        names.sort();
+        names
+    }
+
+    /// Substitutes variables, parses and plans one statement. Session statements take effect
+    /// here; queries are returned as plans for the caller to run.
+    pub async fn prepare(&mut self, sql: &str) -> Result<Prepared, SqlError> {
+        let text = if self.conf("hive.variable.substitute") == Some("false") {
+            sql.to_string()
+        } else {
+            substitute(sql, &self.hivevar, &self.hiveconf)
+        };
+        let text = strip_statement(&text);
+        if text.is_empty() {
+            return Ok(Prepared::Done);
+        }
+        let words: Vec<String> = text
+            .split_whitespace()
+            .take(4)
+            .map(|w| w.to_ascii_lowercase())
+            .collect();
+        let first = words.first().map(String::as_str).unwrap_or("");
+        match first {
+            "set" => return self.set_statement(text[3..].trim()),
+            "reset" => {
+                let key = text[5..].trim();
+                if key.is_empty() {
+                    self.hiveconf = self.defaults.clone();
+                } else {
+                    match self.defaults.get(key) {
+                        Some(v) => {
+                            let v = v.clone();
+                            self.hiveconf.insert(key.to_string(), v);
+                        }
+                        None => {
+                            self.hiveconf.remove(key);
+                        }
+                    }
+                }
+                return Ok(Prepared::Done);
+            }
+            "use" => {
+                let db = text[3..].trim();
+                self.use_database(db)?;
+                return Ok(Prepared::Done);
+            }
+            "show" => {
+                if let Some(p) = self.show_statement(&words, text)? {
+                    return Ok(p);
+                }
+            }
+            _ => {}
+        }
+        self.plan_sql(text).await
+    }
+
+    async fn plan_sql(&mut self, text: &str) -> Result<Prepared, SqlError> {
+        let mut statements = Parser::parse_sql(&HiveDialect {}, text).map_err(parse_error)?;
+        if statements.len() != 1 {
+            return Err(SqlError::Parse {
+                line: 1,
+                column: 0,
+                detail: "only one statement may be executed at a time".into(),
+            });
+        }
+        let mut statement = statements.remove(0);
+        rewrite::to_datafusion(&mut statement);
+        let explain = matches!(statement, datafusion::sql::sqlparser::ast::Statement::Explain { .. });
+        let state = self.ctx.state();
+        let plan = state
+            .statement_to_plan(DfStatement::Statement(Box::new(statement)))
+            .await
+            .map_err(SqlError::from_planning)?;
+        match &plan {
+            LogicalPlan::Ddl(_) | LogicalPlan::Dml(_) | LogicalPlan::Copy(_) => {
+                let df = self
+                    .ctx
+                    .execute_logical_plan(plan)
+                    .await
+                    .map_err(SqlError::from_planning)?;
+                df.collect().await.map_err(SqlError::from_execution)?;
+                Ok(Prepared::Done)
+            }
+            LogicalPlan::Statement(_) => Err(SqlError::Unsupported(
+                "this statement is not supported; use SET, RESET or USE".into(),
+            )),
+            _ if explain => self.explain(plan).await,
+            _ => {
+                let schema: SchemaRef = Arc::new(plan.schema().as_arrow().clone());
+                Ok(Prepared::Query { plan, schema })
+            }
+        }
+    }
+
+    /// Runs EXPLAIN and returns its text as Hive's one-column `Explain` result.
+    async fn explain(&self, plan: LogicalPlan) -> Result<Prepared, SqlError> {
+        let df = self
+            .ctx
+            .execute_logical_plan(plan)
+            .await
+            .map_err(SqlError::from_planning)?;
+        let batches = df.collect().await.map_err(SqlError::from_execution)?;
+        let mut lines = Vec::new();
+        for b in &batches {
+            for row in 0..b.num_rows() {
+                let kind = crate::render::cell_text(b.column(0).as_ref(), row).unwrap_or_default();
+                let text = crate::render::cell_text(b.column(1).as_ref(), row).unwrap_or_default();
+                lines.push(format!("{kind}:"));
+                lines.extend(text.lines().map(|l| format!("  {l}")));
+            }
+        }
+        Ok(string_rows("Explain", lines))
+    }
+
+    fn set_statement(&mut self, rest: &str) -> Result<Prepared, SqlError> {
+        if rest.is_empty() || rest == "-v" {
+            let mut lines: Vec<String> = self
+                .hiveconf
+                .iter()
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect();
+            lines.extend(self.hivevar.iter().map(|(k, v)| format!("hivevar:{k}={v}")));
+            lines.sort();
+            return Ok(string_rows("set", lines));
+        }
+        match rest.split_once('=') {
+            None => {
+                let key = rest.trim();
+                let line = match self.lookup(key) {
+                    Some(v) => format!("{key}={v}"),
+                    None => format!("{key} is undefined"),
+                };
+                Ok(string_rows("set", vec![line]))
+            }
+            Some((k, v)) => {
+                let (k, v) = (k.trim(), v.trim());
+                if k.is_empty() {
+                    return Err(SqlError::Parse {
+                        line: 1,
+                        column: 4,
+                        detail: "SET needs a key before '='".into(),
+                    });
+                }
+                if let Some(name) = k.strip_prefix("hivevar:") {
+                    self.set_var(name, v);
+                } else {
+                    let key = k.strip_prefix("hiveconf:").unwrap_or(k);
+                    self.set_conf(key, v)?;
+                }
+                Ok(Prepared::Done)
+            }
+        }
+    }
+
+    fn lookup(&self, key: &str) -> Option<String> {
+        if let Some(name) = key.strip_prefix("hivevar:") {
+            return self.hivevar.get(name).cloned();
+        }
+        let key = key.strip_prefix("hiveconf:").unwrap_or(key);
+        if let Some(v) = self.hiveconf.get(key) {
+            return Some(v.clone());
+        }
+        if key.starts_with("datafusion.") {
+            let state = self.ctx.state();
+            return state
+                .config_options()
+                .entries()
+                .into_iter()
+                .find(|e| e.key == key)
+                .map(|e| e.value.unwrap_or_default());
+        }
+        None
+    }
+
+    fn show_statement(&self, words: &[String], text: &str) -> Result<Option<Prepared>, SqlError> {
+        let second = words.get(1).map(String::as_str).unwrap_or("");
+        let like = like_pattern(text);
+        match second {
+            "databases" | "schemas" => {
+                let names = self
+                    .database_names()
+                    .into_iter()
+                    .filter(|n| like.as_ref().is_none_or(|p| hive_like(p, n)))
+                    .collect();
+                Ok(Some(string_rows("database_name", names)))
+            }
+            "tables" => {
+                let db = match (words.get(2).map(String::as_str), words.get(3)) {
+                    (Some("in" | "from"), Some(db)) => db.trim_matches('`').to_string(),
+                    _ => self.database.clone(),
+                };
+                let schema = self
+                    .ctx
+                    .catalog(CATALOG)
+                    .and_then(|c| c.schema(&db))
+                    .ok_or_else(|| SqlError::DatabaseNotFound(db.clone()))?;
+                let mut names: Vec<String> = schema
+                    .table_names()
+                    .into_iter()
+                    .filter(|n| like.as_ref().is_none_or(|p| hive_like(p, n)))
+                    .collect();
+                names.sort();
+                Ok(Some(string_rows("tab_name", names)))
+            }
+            _ => Ok(None),
+        }
+    }
+}
+
+/// Runs a plan and returns its record-batch stream.
+pub async fn execute(ctx: &SessionContext, plan: LogicalPlan) -> Result<SendableRecordBatchStream, SqlError> {
+    let df = ctx
+        .execute_logical_plan(plan)
+        .await
+        .map_err(SqlError::from_planning)?;
+    df.execute_stream().await.map_err(SqlError::from_execution)
+}
+
+/// A one-column STRING result.
+pub fn string_rows(column: &str, values: Vec<String>) -> Prepared {
+    let schema = Arc::new(Schema::new(vec![Field::new(column, DataType::Utf8, true)]));
+    let array: ArrayRef = Arc::new(StringArray::from(values));
+    match RecordBatch::try_new(schema.clone(), vec![array]) {
+        Ok(batch) => Prepared::Rows {
+            schema,
+            batches: vec![batch],
+        },
+        Err(_) => Prepared::Rows {
+            schema,
+            batches: vec![],
+        },
+    }
+}
+
+/// Removes leading comments, surrounding blanks and trailing semicolons.
+fn strip_statement(sql: &str) -> &str {
+    let mut s = sql.trim();
+    loop {
+        if let Some(rest) = s.strip_prefix("--") {
+            s = rest.split_once('\n').map(|(_, r)| r).unwrap_or("").trim_start();
+        } else {
+            break;
+        }
+    }
+    s.trim_end().trim_end_matches(';').trim_end()
+}
+
+/// The quoted pattern after LIKE (or the bare quoted pattern Hive also accepts).
+fn like_pattern(text: &str) -> Option<String> {
+    let start = text.find(['\'', '"'])?;
+    let quote = text[start..].chars().next()?;
+    let rest = &text[start + 1..];
+    let end = rest.find(quote)?;
+    Some(rest[..end].to_string())
+}
+
+/// Hive's SHOW ... LIKE matching: `*` any sequence, `|` alternatives, case-insensitive.
+pub fn hive_like(pattern: &str, name: &str) -> bool {
+    pattern.split('|').any(|alt| {
+        let alt = alt.trim().to_ascii_lowercase();
+        glob(alt.as_bytes(), name.to_ascii_lowercase().as_bytes())
+    })
+}
+
+fn glob(p: &[u8], s: &[u8]) -> bool {
+    let (mut pi, mut si) = (0, 0);
+    let (mut star, mut mark) = (None, 0);
+    while si < s.len() {
+        if pi < p.len() && (p[pi] == b'?' || p[pi] == s[si]) && p[pi] != b'*' {
+            pi += 1;
+            si += 1;
+        } else if pi < p.len() && (p[pi] == b'*' || p[pi] == b'%') {
+            star = Some(pi);
+            mark = si;
+            pi += 1;
+        } else if let Some(sp) = star {
+            pi = sp + 1;
+            mark += 1;
+            si = mark;
+        } else {
+            return false;
+        }
+    }
+    while pi < p.len() && (p[pi] == b'*' || p[pi] == b'%') {
+        pi += 1;
+    }
+    pi == p.len()
+}
+
+fn parse_error(e: ParserError) -> SqlError {
+    let msg = match &e {
+        ParserError::ParserError(m) | ParserError::TokenizerError(m) => m.clone(),
+        ParserError::RecursionLimitExceeded => "statement nested too deeply".into(),
+    };
+    // sqlparser ends messages with " at Line: L, Column: C".
+    let (detail, line, column) = match msg.rsplit_once(" at Line: ") {
+        Some((d, pos)) => {
+            let mut it = pos.split(", Column: ");
+            let line = it.next().and_then(|l| l.trim().parse().ok()).unwrap_or(1);
+            let col: u64 = it.next().and_then(|c| c.trim().parse().ok()).unwrap_or(1);
+            (d.to_string(), line, col.saturating_sub(1))
+        }
+        None => (msg, 1, 0),
+    };
+    SqlError::Parse {
+        line,
+        column,
+        detail: format!("cannot recognize input: {detail}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn statements_are_stripped() {
+        assert_eq!(strip_statement("  -- hello\nselect 1 ;; "), "select 1");
+        assert_eq!(strip_statement("-- only a comment"), "");
+    }
+
+    #[test]
+    fn hive_like_matches_stars_and_alternatives() {
+        assert!(hive_like("def*", "default"));
+        assert!(hive_like("x|default", "default"));
+        assert!(!hive_like("abc*", "default"));
+        assert!(hive_like("*", "anything"));
+    }
+}

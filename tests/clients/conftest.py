@@ -1,0 +1,86 @@
+"""Starts real Apiary servers (port 0, 127.0.0.1) for the client tests and stops them."""
+
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import time
+
+import pytest
+
+BIN = os.environ.get("APIARY_BIN", "")
+
+
+class Server:
+    """An `apiary serve` process on free ports; stops itself when the test session ends."""
+
+    def __init__(self, *extra):
+        if not BIN or not os.path.exists(BIN):
+            raise RuntimeError("APIARY_BIN must name the built apiary binary")
+        self.data = tempfile.mkdtemp(prefix="apiary-test-")
+        self.log_path = os.path.join(self.data, "server.log")
+        self.log = open(self.log_path, "w")
+        args = [BIN, "serve", "--data-dir", os.path.join(self.data, "d"), "--port", "0", "--http-port", "0", *extra]
+        self.proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=self.log, text=True)
+        self.binary_port = None
+        self.http_port = None
+        deadline = time.time() + 60
+        want_http = "hive.server2.transport.mode=binary" not in extra
+        want_binary = "hive.server2.transport.mode=http" not in extra
+        while time.time() < deadline:
+            line = self.proc.stdout.readline()
+            if not line:
+                break
+            m = re.search(r"(binary|http) endpoint listening on [\d.]+:(\d+)", line)
+            if m:
+                if m.group(1) == "binary":
+                    self.binary_port = int(m.group(2))
+                else:
+                    self.http_port = int(m.group(2))
+            if (self.binary_port or not want_binary) and (self.http_port or not want_http):
+                return
+        self.stop()
+        raise RuntimeError("server did not start: " + open(self.log_path).read()[-2000:])
+
+    def alive(self):
+        return self.proc.poll() is None
+
+    def rss_kib(self):
+        with open(f"/proc/{self.proc.pid}/status") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1])
+        return 0
+
+    def server_log(self):
+        self.log.flush()
+        with open(self.log_path) as f:
+            return f.read()
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(5)
+        self.log.close()
+
+
+@pytest.fixture(scope="session")
+def server():
+    s = Server()
+    yield s
+    assert s.alive(), "server died during the tests:\n" + s.server_log()[-3000:]
+    s.stop()
+    shutil.rmtree(s.data, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def nosasl_server():
+    s = Server("--hiveconf", "hive.server2.authentication=NOSASL")
+    yield s
+    s.stop()
+    shutil.rmtree(s.data, ignore_errors=True)

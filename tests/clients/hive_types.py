@@ -1,0 +1,44 @@
+"""One query returning every Hive type, a row of values and a row of NULLs, with the text
+Hive gives each value; shared by the Python, JDBC and Node tests."""
+
+COLUMNS = [
+    # name, expression, Hive type name in metadata, expected text of the value
+    ("c_boolean", "true", "BOOLEAN", "true"),
+    ("c_tinyint", "CAST(-7 AS TINYINT)", "TINYINT", "-7"),
+    ("c_smallint", "CAST(300 AS SMALLINT)", "SMALLINT", "300"),
+    ("c_int", "2147483647", "INT", "2147483647"),
+    ("c_bigint", "CAST(9007199254740993 AS BIGINT)", "BIGINT", "9007199254740993"),
+    ("c_float", "CAST(1.5 AS FLOAT)", "FLOAT", "1.5"),
+    ("c_double", "CAST(2.25 AS DOUBLE)", "DOUBLE", "2.25"),
+    ("c_decimal", "CAST('12345678.90' AS DECIMAL(10,2))", "DECIMAL", "12345678.90"),
+    ("c_string", "'héllo, \"world\"'", "STRING", 'héllo, "world"'),
+    ("c_varchar", "CAST('abc' AS VARCHAR(10))", "VARCHAR", "abc"),
+    ("c_char", "CAST('ab' AS CHAR(5))", "CHAR", "ab   "),
+    ("c_date", "DATE '2024-02-29'", "DATE", "2024-02-29"),
+    ("c_timestamp", "TIMESTAMP '2024-02-29 12:34:56.123456'", "TIMESTAMP", "2024-02-29 12:34:56.123456"),
+    ("c_binary", "CAST('bin' AS BINARY)", "BINARY", "bin"),
+    ("c_array", "array(1, 2, 3)", "ARRAY", "[1,2,3]"),
+    ("c_map", "map('a', 1, 'b', 2)", "MAP", '{"a":1,"b":2}'),
+    ("c_struct", "named_struct('x', 1, 'y', 'z')", "STRUCT", '{"x":1,"y":"z"}'),
+    ("c_interval_ym", "INTERVAL '14' MONTH", "INTERVAL_YEAR_MONTH", "1-2"),
+    ("c_interval_dt", "INTERVAL '93784' SECOND", "INTERVAL_DAY_TIME", "1 02:03:04.000000000"),
+]
+
+
+def query():
+    """Row 1 holds the values, row 2 NULL in every column (same types)."""
+    cols = ", ".join(f"CASE WHEN id = 1 THEN {expr} END AS {name}" for name, expr, _, _ in COLUMNS)
+    return f"SELECT id, {cols} FROM (VALUES (1), (2)) AS t(id) ORDER BY id"
+
+
+def normalize(v):
+    """A client's value as Hive's text."""
+    if v is None:
+        return None
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, (bytes, bytearray)):
+        return bytes(v).decode("utf-8")
+    if isinstance(v, float):
+        return repr(v)
+    return str(v)

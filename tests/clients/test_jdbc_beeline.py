@@ -1,0 +1,77 @@
+"""The Hive JDBC driver (a Java program) and beeline, both from the pyspark package's jars, over
+binary SASL, binary NOSASL and HTTP."""
+
+import os
+import subprocess
+import tempfile
+
+import pyspark
+import pytest
+
+import hive_types
+
+SPARK_HOME = os.path.dirname(pyspark.__file__)
+JARS = os.path.join(SPARK_HOME, "jars", "*")
+HERE = os.path.dirname(os.path.abspath(__file__))
+JAVA_SRC = os.path.join(HERE, "..", "jdbc", "JdbcClientTest.java")
+
+
+def urls(srv):
+    return {
+        "binary-sasl": f"jdbc:hive2://127.0.0.1:{srv.binary_port}/default",
+        "binary-nosasl": f"jdbc:hive2://127.0.0.1:{srv.binary_port}/default;auth=noSasl",
+        "http": f"jdbc:hive2://127.0.0.1:{srv.http_port}/default;transportMode=http;httpPath=cliservice",
+    }
+
+
+@pytest.fixture(scope="module")
+def jdbc_classes():
+    out = tempfile.mkdtemp(prefix="apiary-jdbc-")
+    subprocess.run(["javac", "-cp", JARS, "-d", out, JAVA_SRC], check=True)
+    return out
+
+
+@pytest.mark.parametrize("mode", ["binary-sasl", "binary-nosasl", "http"])
+def test_jdbc_driver(server, jdbc_classes, mode):
+    url = urls(server)[mode]
+    r = subprocess.run(
+        ["java", "-cp", f"{jdbc_classes}:{JARS}", "JdbcClientTest", url, hive_types.query()],
+        capture_output=True, text=True, timeout=180,
+    )
+    print(r.stdout)
+    assert r.returncode == 0, r.stdout + r.stderr[-3000:]
+    assert "ALL PASSED" in r.stdout
+
+
+def beeline(url, *args):
+    env = dict(os.environ, SPARK_HOME=SPARK_HOME)
+    return subprocess.run(
+        [os.path.join(SPARK_HOME, "bin", "beeline"), "-u", url, "-n", "beeline_user", *args],
+        capture_output=True, text=True, timeout=180, env=env, stdin=subprocess.DEVNULL,
+    )
+
+
+@pytest.mark.parametrize("mode", ["binary-sasl", "binary-nosasl", "http"])
+def test_beeline(server, mode):
+    url = urls(server)[mode]
+    r = beeline(url, "--outputformat=csv2", "-e",
+                "SELECT 1 AS one, 'x' AS s; SELECT count(*) AS n FROM range(5000); " + hive_types.query())
+    assert r.returncode == 0, r.stdout + r.stderr[-3000:]
+    lines = r.stdout.splitlines()
+    assert "one,s" in lines and "1,x" in lines
+    assert "n" in lines and "5000" in lines
+    header = "id," + ",".join(n for n, _e, _t, _v in hive_types.COLUMNS)
+    assert header in lines, r.stdout
+    # beeline prints NULL values as the string NULL in csv2.
+    assert any(l.startswith("2,") and l.count("NULL") == len(hive_types.COLUMNS) for l in lines), r.stdout
+
+
+def test_beeline_error_and_log(server):
+    url = urls(server)["binary-sasl"]
+    r = beeline(url, "-e", "SELECT * FROM not_here")
+    assert r.returncode != 0
+    assert "Table not found 'not_here'" in r.stderr + r.stdout
+    r = beeline(url, "--verbose=true", "-e", "SELECT count(*) FROM range(1000)")
+    assert r.returncode == 0
+    # beeline shows the operation log it fetched with fetchType=1.
+    assert "Compiling command" in r.stderr + r.stdout

@@ -1,0 +1,202 @@
+"""Operation life cycle through PyHive's TCLIService client over SASL PLAIN: async execute and
+poll, cancel, query timeout, FETCH_FIRST, the operation log, GetInfo, progress, closed handles."""
+
+import time
+
+import pytest
+from pyhive import hive
+from TCLIService import ttypes as T
+
+import clients
+
+ENDLESS = "SELECT sum(a.value * b.value) AS s FROM range(200000) a CROSS JOIN range(200000) b"
+
+
+@pytest.fixture
+def raw(server):
+    conn = clients.pyhive_none(server)
+    yield conn._client, conn._sessionHandle, server
+    conn.close()
+
+
+def execute(client, session, sql, run_async=True, timeout=0):
+    resp = client.ExecuteStatement(
+        T.TExecuteStatementReq(sessionHandle=session, statement=sql, runAsync=run_async, queryTimeout=timeout)
+    )
+    return resp
+
+
+def state(client, op, progress=False):
+    return client.GetOperationStatus(T.TGetOperationStatusReq(operationHandle=op, getProgressUpdate=progress))
+
+
+def wait_for(client, op, states, limit=30):
+    deadline = time.time() + limit
+    while time.time() < deadline:
+        st = state(client, op)
+        if st.operationState in states:
+            return st
+        time.sleep(0.05)
+    raise AssertionError(f"operation did not reach {states}; last {st.operationState}")
+
+
+def cpu_seconds(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / 100.0
+
+
+def fetch(client, op, n, orientation=T.TFetchOrientation.FETCH_NEXT, fetch_type=0):
+    return client.FetchResults(
+        T.TFetchResultsReq(operationHandle=op, orientation=orientation, maxRows=n, fetchType=fetch_type)
+    )
+
+
+def test_async_execute_then_poll(raw):
+    client, session, _ = raw
+    resp = execute(client, session, "SELECT count(*) AS c FROM range(3000000)")
+    assert resp.status.statusCode == T.TStatusCode.SUCCESS_STATUS
+    op = resp.operationHandle
+    st = wait_for(client, op, [T.TOperationState.FINISHED_STATE])
+    assert st.operationStarted > 0
+    r = fetch(client, op, 10)
+    assert r.results.columns[0].i64Val.values == [3000000]
+    client.CloseOperation(T.TCloseOperationReq(operationHandle=op))
+
+
+def test_cancel_stops_the_work(raw):
+    client, session, srv = raw
+    op = execute(client, session, ENDLESS).operationHandle
+    wait_for(client, op, [T.TOperationState.RUNNING_STATE])
+    time.sleep(1.0)
+    busy_before = cpu_seconds(srv.proc.pid)
+    time.sleep(1.0)
+    busy = cpu_seconds(srv.proc.pid) - busy_before
+    assert busy > 0.5, f"the query should be using CPU ({busy:.2f}s in 1s)"
+    r = client.CancelOperation(T.TCancelOperationReq(operationHandle=op))
+    assert r.status.statusCode == T.TStatusCode.SUCCESS_STATUS
+    assert state(client, op).operationState == T.TOperationState.CANCELED_STATE
+    time.sleep(0.5)
+    idle_before = cpu_seconds(srv.proc.pid)
+    time.sleep(1.0)
+    idle = cpu_seconds(srv.proc.pid) - idle_before
+    assert idle < 0.25, f"CPU still busy after cancel: {idle:.2f}s in 1s"
+    client.CloseOperation(T.TCloseOperationReq(operationHandle=op))
+
+
+def test_query_timeout(raw):
+    client, session, srv = raw
+    op = execute(client, session, ENDLESS, timeout=1).operationHandle
+    st = wait_for(client, op, [T.TOperationState.TIMEDOUT_STATE], limit=15)
+    assert "timed out" in st.errorMessage
+    time.sleep(0.5)
+    before = cpu_seconds(srv.proc.pid)
+    time.sleep(1.0)
+    assert cpu_seconds(srv.proc.pid) - before < 0.25
+
+
+def test_sync_timeout_is_an_error(raw):
+    client, session, _ = raw
+    resp = execute(client, session, ENDLESS, run_async=False, timeout=1)
+    assert resp.status.statusCode == T.TStatusCode.ERROR_STATUS
+    assert "timed out" in resp.status.errorMessage
+
+
+def test_fetch_first_after_partial_fetch(raw):
+    client, session, _ = raw
+    op = execute(client, session, "SELECT value FROM range(100) ORDER BY value", run_async=False).operationHandle
+    first = fetch(client, op, 10)
+    assert first.results.columns[0].i64Val.values == list(range(10))
+    nxt = fetch(client, op, 5)
+    assert nxt.results.columns[0].i64Val.values == list(range(10, 15))
+    again = fetch(client, op, 5, T.TFetchOrientation.FETCH_FIRST)
+    assert again.results.columns[0].i64Val.values == list(range(5))
+    rest = fetch(client, op, 1000)
+    assert rest.results.columns[0].i64Val.values == list(range(5, 100))
+    assert fetch(client, op, 10).results.columns[0].i64Val.values == []
+
+
+def test_operation_log_while_running(raw):
+    client, session, _ = raw
+    op = execute(client, session, ENDLESS).operationHandle
+    wait_for(client, op, [T.TOperationState.RUNNING_STATE])
+    log = fetch(client, op, 100, fetch_type=1)
+    lines = log.results.columns[0].stringVal.values
+    assert any("Compiling command" in l for l in lines), lines
+    assert any("Executing command" in l for l in lines), lines
+    assert state(client, op).operationState == T.TOperationState.RUNNING_STATE
+    progress = state(client, op, progress=True).progressUpdateResponse
+    assert progress is not None and progress.headerNames
+    client.CancelOperation(T.TCancelOperationReq(operationHandle=op))
+    # FETCH_FIRST re-reads the log from the start (as beeline does).
+    again = fetch(client, op, 100, T.TFetchOrientation.FETCH_FIRST, fetch_type=1)
+    assert again.results.columns[0].stringVal.values[: len(lines)] == lines
+
+
+def test_finished_log_counts_rows(raw):
+    client, session, _ = raw
+    op = execute(client, session, "SELECT value FROM range(10)", run_async=False).operationHandle
+    fetch(client, op, 100)
+    lines = fetch(client, op, 100, fetch_type=1).results.columns[0].stringVal.values
+    assert any("rows produced: 10" in l for l in lines), lines
+
+
+def test_unknown_getinfo_type_keeps_the_session(raw):
+    client, session, _ = raw
+    r = client.GetInfo(T.TGetInfoReq(sessionHandle=session, infoType=9999))
+    assert r.status.statusCode == T.TStatusCode.ERROR_STATUS
+    assert "9999" in r.status.errorMessage
+    for info, want in [(T.TGetInfoType.CLI_DBMS_NAME, "Apache Hive"), (T.TGetInfoType.CLI_SERVER_NAME, "Apiary")]:
+        r = client.GetInfo(T.TGetInfoReq(sessionHandle=session, infoType=info))
+        assert r.status.statusCode == T.TStatusCode.SUCCESS_STATUS
+        assert r.infoValue.stringValue == want
+    r = client.GetInfo(T.TGetInfoReq(sessionHandle=session, infoType=T.TGetInfoType.CLI_DBMS_VER))
+    assert r.infoValue.stringValue
+
+
+def test_closed_handles(raw, server):
+    client, session, _ = raw
+    op = execute(client, session, "SELECT 1", run_async=False).operationHandle
+    assert client.CloseOperation(T.TCloseOperationReq(operationHandle=op)).status.statusCode == 0
+    st = state(client, op)
+    assert st.status.statusCode == T.TStatusCode.INVALID_HANDLE_STATUS
+    assert "Invalid OperationHandle" in st.status.errorMessage
+    r = fetch(client, op, 10)
+    assert r.status.statusCode == T.TStatusCode.INVALID_HANDLE_STATUS
+    # A closed session refuses statements with a clear message.
+    other = clients.pyhive_none(server)
+    c2, s2 = other._client, other._sessionHandle
+    c2.CloseSession(T.TCloseSessionReq(sessionHandle=s2))
+    r = execute(c2, s2, "SELECT 1", run_async=False)
+    assert r.status.statusCode == T.TStatusCode.INVALID_HANDLE_STATUS
+    assert "Invalid SessionHandle" in r.status.errorMessage
+
+
+def test_delegation_tokens_answer_unsupported(raw):
+    client, session, _ = raw
+    r = client.GetDelegationToken(T.TGetDelegationTokenReq(sessionHandle=session, owner="a", renewer="b"))
+    assert r.status.statusCode == T.TStatusCode.ERROR_STATUS
+    assert "not supported" in r.status.errorMessage
+
+
+def test_open_session_configuration(server):
+    conn = hive.connect(
+        host="127.0.0.1", port=server.binary_port, username="carol",
+        configuration={"hive.exec.x": "1"},
+    )
+    cur = conn.cursor()
+    cur.execute("SET hive.exec.x")
+    assert cur.fetchall() == [("hive.exec.x=1",)]
+    conn.close()
+
+
+def test_catalog_rpcs_answer(raw):
+    client, session, _ = raw
+    r = client.GetSchemas(T.TGetSchemasReq(sessionHandle=session, schemaName="def%"))
+    rows = fetch(client, r.operationHandle, 100).results.columns[0].stringVal.values
+    assert rows == ["default"]
+    r = client.GetTypeInfo(T.TGetTypeInfoReq(sessionHandle=session))
+    names = fetch(client, r.operationHandle, 100).results.columns[0].stringVal.values
+    assert "DECIMAL" in names and "TIMESTAMP" in names
+    r = client.GetCatalogs(T.TGetCatalogsReq(sessionHandle=session))
+    assert fetch(client, r.operationHandle, 100).results.columns[0].stringVal.values == []
