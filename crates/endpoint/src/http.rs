@@ -40,8 +40,9 @@ pub async fn serve(listener: TcpListener, gateway: Arc<Gateway>, config: Arc<End
         let _ = stream.set_nodelay(true);
         let (gw, cfg, stop) = (gateway.clone(), config.clone(), shutdown.clone());
         tasks.spawn(async move {
+            let svc_cfg = cfg.clone();
             let svc = service_fn(move |req| {
-                let (gw, cfg) = (gw.clone(), cfg.clone());
+                let (gw, cfg) = (gw.clone(), svc_cfg.clone());
                 async move { Ok::<_, Infallible>(respond(req, &gw, &cfg).await) }
             });
             let conn = hyper::server::conn::http1::Builder::new()

@@ -107,7 +107,7 @@ pub struct OperationStatus {
 }
 
 /// Where an operation's rows come from.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub enum ResultSource {
     /// A DataFusion plan, run (and re-run for FETCH_FIRST) in the given context.
     Plan {

@@ -139,6 +139,13 @@ fn int_literal(e: &mut Expr) {
 /// Gives Hive types Arrow lacks to casts and literals: `CAST(x AS VARCHAR(n))`,
 /// `CAST(x AS CHAR(n))` and year-month intervals become `hive_typed(..)` calls.
 fn hive_typed(e: &mut Expr) {
+    if let Expr::Cast { data_type, .. } = e {
+        // Hive's BINARY is DataFusion's BYTEA; STRING stays STRING.
+        if matches!(data_type, DataType::Binary(_) | DataType::Varbinary(_)) {
+            *data_type = DataType::Bytea;
+            return;
+        }
+    }
     let declared = match e {
         Expr::Cast { kind: CastKind::Cast, data_type, .. } => match data_type {
             DataType::Varchar(Some(CharacterLength::IntegerLength { length, .. }))
@@ -157,7 +164,7 @@ fn hive_typed(e: &mut Expr) {
         }
         _ => return,
     };
-    let inner = match e {
+    let inner = match &*e {
         Expr::Cast { expr, .. } => Expr::Cast {
             kind: CastKind::Cast,
             expr: expr.clone(),

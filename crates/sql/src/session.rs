@@ -128,7 +128,6 @@ pub enum Prepared {
 
 /// One client's SQL session: current database, Hive configuration and variables, and the
 /// DataFusion context it plans with.
-#[derive(Debug)]
 pub struct SqlSession {
     ctx: SessionContext,
     user: String,
@@ -136,6 +135,15 @@ pub struct SqlSession {
     hiveconf: BTreeMap<String, String>,
     defaults: BTreeMap<String, String>,
     hivevar: BTreeMap<String, String>,
+}
+
+impl std::fmt::Debug for SqlSession {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SqlSession")
+            .field("user", &self.user)
+            .field("database", &self.database)
+            .finish()
+    }
 }
 
 impl SqlSession {
