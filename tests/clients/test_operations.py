@@ -46,6 +46,18 @@ def cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / 100.0
 
 
+def cpu_drops(pid, limit=15.0):
+    """Whether, within `limit` seconds, a one-second window uses under 0.25 s of CPU. Aborted
+    DataFusion tasks stop at their next yield point, so the drop is not instantaneous."""
+    deadline = time.time() + limit
+    while time.time() < deadline:
+        before = cpu_seconds(pid)
+        time.sleep(1.0)
+        if cpu_seconds(pid) - before < 0.25:
+            return True
+    return False
+
+
 def fetch(client, op, n, orientation=T.TFetchOrientation.FETCH_NEXT, fetch_type=0):
     return client.FetchResults(
         T.TFetchResultsReq(operationHandle=op, orientation=orientation, maxRows=n, fetchType=fetch_type)
@@ -76,11 +88,7 @@ def test_cancel_stops_the_work(raw):
     r = client.CancelOperation(T.TCancelOperationReq(operationHandle=op))
     assert r.status.statusCode == T.TStatusCode.SUCCESS_STATUS
     assert state(client, op).operationState == T.TOperationState.CANCELED_STATE
-    time.sleep(0.5)
-    idle_before = cpu_seconds(srv.proc.pid)
-    time.sleep(1.0)
-    idle = cpu_seconds(srv.proc.pid) - idle_before
-    assert idle < 0.25, f"CPU still busy after cancel: {idle:.2f}s in 1s"
+    assert cpu_drops(srv.proc.pid), "CPU still busy after cancel"
     client.CloseOperation(T.TCloseOperationReq(operationHandle=op))
 
 
@@ -89,10 +97,7 @@ def test_query_timeout(raw):
     op = execute(client, session, ENDLESS, timeout=1).operationHandle
     st = wait_for(client, op, [T.TOperationState.TIMEDOUT_STATE], limit=15)
     assert "timed out" in st.errorMessage
-    time.sleep(0.5)
-    before = cpu_seconds(srv.proc.pid)
-    time.sleep(1.0)
-    assert cpu_seconds(srv.proc.pid) - before < 0.25
+    assert cpu_drops(srv.proc.pid), "CPU still busy after the timeout"
 
 
 def test_sync_timeout_is_an_error(raw):

@@ -10,22 +10,78 @@ use apiary_gateway::GatewayConfig;
 
 /// Every configuration key Apiary reads, with its default and meaning.
 pub const KEYS: &[(&str, &str, &str)] = &[
-    ("hive.server2.thrift.port", "10000", "port of the binary (TCP) transport; 0 picks a free port"),
-    ("hive.server2.thrift.http.port", "10001", "port of the HTTP transport; 0 picks a free port"),
-    ("hive.server2.thrift.bind.host", "127.0.0.1", "address both transports bind"),
+    (
+        "hive.server2.thrift.port",
+        "10000",
+        "port of the binary (TCP) transport; 0 picks a free port",
+    ),
+    (
+        "hive.server2.thrift.http.port",
+        "10001",
+        "port of the HTTP transport; 0 picks a free port",
+    ),
+    (
+        "hive.server2.thrift.bind.host",
+        "127.0.0.1",
+        "address both transports bind",
+    ),
     ("hive.server2.transport.mode", "all", "binary, http or all"),
-    ("hive.server2.thrift.http.path", "cliservice", "URL path of the HTTP transport"),
-    ("hive.server2.authentication", "NONE", "NONE (SASL PLAIN, any user; NOSASL clients also served) or NOSASL (raw Thrift only)"),
-    ("hive.server2.idle.session.timeout", "7d", "close sessions unused this long (ms unless a unit is given: ms, s, m, h, d)"),
-    ("hive.server2.idle.operation.timeout", "5d", "close operations unused this long"),
-    ("hive.server2.session.check.interval", "60s", "how often idle sessions and operations are looked for"),
-    ("hive.server2.thrift.max.worker.threads", "500", "most connections served at once, per transport"),
-    ("hive.server2.thrift.max.message.size", "104857600", "largest Thrift message accepted, in bytes"),
-    ("hive.server2.thrift.login.timeout", "20s", "time a client has for its first bytes and SASL handshake"),
-    ("hive.server2.thrift.resultset.default.fetch.size", "1000", "rows per fetch advertised to clients"),
-    ("apiary.connection.idle.timeout", "3600s", "close a connection with no request for this long"),
+    (
+        "hive.server2.thrift.http.path",
+        "cliservice",
+        "URL path of the HTTP transport",
+    ),
+    (
+        "hive.server2.authentication",
+        "NONE",
+        "NONE (SASL PLAIN, any user; NOSASL clients also served) or NOSASL (raw Thrift only)",
+    ),
+    (
+        "hive.server2.idle.session.timeout",
+        "7d",
+        "close sessions unused this long (ms unless a unit is given: ms, s, m, h, d)",
+    ),
+    (
+        "hive.server2.idle.operation.timeout",
+        "5d",
+        "close operations unused this long",
+    ),
+    (
+        "hive.server2.session.check.interval",
+        "60s",
+        "how often idle sessions and operations are looked for",
+    ),
+    (
+        "hive.server2.thrift.max.worker.threads",
+        "500",
+        "most connections served at once, per transport",
+    ),
+    (
+        "hive.server2.thrift.max.message.size",
+        "104857600",
+        "largest Thrift message accepted, in bytes",
+    ),
+    (
+        "hive.server2.thrift.login.timeout",
+        "20s",
+        "time a client has for its first bytes and SASL handshake",
+    ),
+    (
+        "hive.server2.thrift.resultset.default.fetch.size",
+        "1000",
+        "rows per fetch advertised to clients",
+    ),
+    (
+        "apiary.connection.idle.timeout",
+        "3600s",
+        "close a connection with no request for this long",
+    ),
     ("apiary.max.sessions", "1000", "most sessions open at once"),
-    ("hive.query.timeout.seconds", "0", "default query timeout in seconds (0: none); a client's queryTimeout wins"),
+    (
+        "hive.query.timeout.seconds",
+        "0",
+        "default query timeout in seconds (0: none); a client's queryTimeout wins",
+    ),
 ];
 
 /// Error in the configuration.
@@ -76,12 +132,16 @@ impl ServerConfig {
         pairs: &[String],
         overrides: &[(&str, Option<String>)],
     ) -> Result<Self, ConfigError> {
-        let mut hiveconf: BTreeMap<String, String> =
-            KEYS.iter().map(|(k, v, _)| (k.to_string(), v.to_string())).collect();
+        let mut hiveconf: BTreeMap<String, String> = KEYS
+            .iter()
+            .map(|(k, v, _)| (k.to_string(), v.to_string()))
+            .collect();
         let mut dir = None;
         if let Some(path) = file {
-            let text = std::fs::read_to_string(path).map_err(|e| ConfigError::Read(path.clone(), e))?;
-            let parsed: FileConfig = toml::from_str(&text).map_err(|e| ConfigError::Parse(path.clone(), e.to_string()))?;
+            let text =
+                std::fs::read_to_string(path).map_err(|e| ConfigError::Read(path.clone(), e))?;
+            let parsed: FileConfig = toml::from_str(&text)
+                .map_err(|e| ConfigError::Parse(path.clone(), e.to_string()))?;
             dir = parsed.data_dir;
             for (k, v) in parsed.hiveconf {
                 let v = match v {
@@ -92,7 +152,9 @@ impl ServerConfig {
             }
         }
         for p in pairs {
-            let (k, v) = p.split_once('=').ok_or_else(|| ConfigError::Pair(p.clone()))?;
+            let (k, v) = p
+                .split_once('=')
+                .ok_or_else(|| ConfigError::Pair(p.clone()))?;
             hiveconf.insert(k.trim().to_string(), v.trim().to_string());
         }
         for (k, v) in overrides {
@@ -101,7 +163,9 @@ impl ServerConfig {
             }
         }
         Ok(Self {
-            data_dir: data_dir.or(dir).unwrap_or_else(|| PathBuf::from("apiary-data")),
+            data_dir: data_dir
+                .or(dir)
+                .unwrap_or_else(|| PathBuf::from("apiary-data")),
             hiveconf,
         })
     }
@@ -131,7 +195,11 @@ impl ServerConfig {
 
     /// Settings of the endpoints.
     pub fn endpoint(&self) -> Result<EndpointConfig, ConfigError> {
-        let transport = match self.get("hive.server2.transport.mode").to_ascii_lowercase().as_str() {
+        let transport = match self
+            .get("hive.server2.transport.mode")
+            .to_ascii_lowercase()
+            .as_str()
+        {
             "binary" => TransportMode::Binary,
             "http" => TransportMode::Http,
             "all" => TransportMode::All,
@@ -143,7 +211,11 @@ impl ServerConfig {
                 })
             }
         };
-        let auth = match self.get("hive.server2.authentication").to_ascii_uppercase().as_str() {
+        let auth = match self
+            .get("hive.server2.authentication")
+            .to_ascii_uppercase()
+            .as_str()
+        {
             "NONE" => AuthMode::None,
             "NOSASL" => AuthMode::NoSasl,
             other => {
@@ -158,11 +230,16 @@ impl ServerConfig {
             bind: self.get("hive.server2.thrift.bind.host").to_string(),
             binary_port: self.number("hive.server2.thrift.port")?,
             http_port: self.number("hive.server2.thrift.http.port")?,
-            http_path: self.get("hive.server2.thrift.http.path").trim_matches('/').to_string(),
+            http_path: self
+                .get("hive.server2.thrift.http.path")
+                .trim_matches('/')
+                .to_string(),
             transport,
             auth,
             max_message_size: self.number("hive.server2.thrift.max.message.size")?,
-            max_connections: self.number::<usize>("hive.server2.thrift.max.worker.threads")?.max(1),
+            max_connections: self
+                .number::<usize>("hive.server2.thrift.max.worker.threads")?
+                .max(1),
             handshake_timeout: self.duration("hive.server2.thrift.login.timeout", "s")?,
             idle_timeout: self.duration("apiary.connection.idle.timeout", "s")?,
             shutdown_grace: Duration::from_secs(5),
@@ -206,8 +283,14 @@ mod tests {
 
     #[test]
     fn durations_parse_like_hive() {
-        assert_eq!(parse_duration("7d", "ms"), Some(Duration::from_secs(604_800)));
-        assert_eq!(parse_duration("1500", "ms"), Some(Duration::from_millis(1500)));
+        assert_eq!(
+            parse_duration("7d", "ms"),
+            Some(Duration::from_secs(604_800))
+        );
+        assert_eq!(
+            parse_duration("1500", "ms"),
+            Some(Duration::from_millis(1500))
+        );
         assert_eq!(parse_duration("20s", "ms"), Some(Duration::from_secs(20)));
         assert_eq!(parse_duration("x", "ms"), None);
     }

@@ -15,7 +15,11 @@ use clap::{Parser, Subcommand};
 use crate::config::{ServerConfig, KEYS};
 
 #[derive(Parser)]
-#[command(name = "apiary", version, about = "A HiveServer2-compatible SQL gateway on Apache DataFusion")]
+#[command(
+    name = "apiary",
+    version,
+    about = "A HiveServer2-compatible SQL gateway on Apache DataFusion"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -68,7 +72,10 @@ fn main() -> ExitCode {
                 )
                 .with_writer(std::io::stderr)
                 .init();
-            let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+            let runtime = match tokio::runtime::Builder::new_multi_thread()
+                .enable_all()
+                .build()
+            {
                 Ok(r) => r,
                 Err(e) => {
                     eprintln!("apiary: cannot start the runtime: {e}");
@@ -94,7 +101,10 @@ async fn serve(args: ServeArgs) -> Result<(), Box<dyn std::error::Error>> {
         &[
             ("hive.server2.thrift.bind.host", args.bind),
             ("hive.server2.thrift.port", args.port.map(|p| p.to_string())),
-            ("hive.server2.thrift.http.port", args.http_port.map(|p| p.to_string())),
+            (
+                "hive.server2.thrift.http.port",
+                args.http_port.map(|p| p.to_string()),
+            ),
         ],
     )?;
     std::fs::create_dir_all(&config.data_dir)
@@ -117,12 +127,17 @@ async fn serve(args: ServeArgs) -> Result<(), Box<dyn std::error::Error>> {
     let expiry = {
         let gw = gateway.clone();
         tokio::spawn(async move {
-            let mut tick = tokio::time::interval(check_interval.max(std::time::Duration::from_millis(100)));
+            let mut tick =
+                tokio::time::interval(check_interval.max(std::time::Duration::from_millis(100)));
             loop {
                 tick.tick().await;
                 let (sessions, ops) = gw.expire_idle();
                 if sessions + ops > 0 {
-                    tracing::info!(sessions, operations = ops, "closed idle sessions and operations");
+                    tracing::info!(
+                        sessions,
+                        operations = ops,
+                        "closed idle sessions and operations"
+                    );
                 }
             }
         })

@@ -30,7 +30,12 @@ const READ_CHUNK: usize = 64 * 1024;
 
 /// Accepts binary connections until `shutdown` fires; each runs in its own task, at most
 /// `max_connections` at once.
-pub async fn serve(listener: TcpListener, gateway: Arc<Gateway>, config: Arc<EndpointConfig>, shutdown: CancellationToken) {
+pub async fn serve(
+    listener: TcpListener,
+    gateway: Arc<Gateway>,
+    config: Arc<EndpointConfig>,
+    shutdown: CancellationToken,
+) {
     let limit = Arc::new(Semaphore::new(config.max_connections));
     let tasks = tokio_util::task::TaskTracker::new();
     loop {
@@ -168,7 +173,12 @@ async fn serve_messages(
 }
 
 /// Reads the next bytes of the message stream into `buf`.
-async fn read_more(stream: &mut TcpStream, mode: &Mode, buf: &mut Vec<u8>, max: usize) -> Result<(), String> {
+async fn read_more(
+    stream: &mut TcpStream,
+    mode: &Mode,
+    buf: &mut Vec<u8>,
+    max: usize,
+) -> Result<(), String> {
     match mode {
         Mode::Raw => {
             let start = buf.len();
@@ -202,7 +212,9 @@ async fn read_more(stream: &mut TcpStream, mode: &Mode, buf: &mut Vec<u8>, max: 
             }
             let len = u32::from_be_bytes(len) as usize;
             if len > max || buf.len() + len > max {
-                return Err(format!("frame length {len} exceeds the maximum message size of {max} bytes"));
+                return Err(format!(
+                    "frame length {len} exceeds the maximum message size of {max} bytes"
+                ));
             }
             let start = buf.len();
             buf.resize(start + len, 0);
@@ -236,7 +248,9 @@ async fn read_sasl_frame(stream: &mut TcpStream) -> Result<(u8, Vec<u8>), String
         .map_err(|e| format!("SASL handshake cut short: {e}"))?;
     let len = u32::from_be_bytes([head[1], head[2], head[3], head[4]]) as usize;
     if len > MAX_HANDSHAKE_PAYLOAD {
-        return Err(format!("SASL frame of {len} bytes exceeds the handshake limit"));
+        return Err(format!(
+            "SASL frame of {len} bytes exceeds the handshake limit"
+        ));
     }
     let mut payload = vec![0u8; len];
     stream
@@ -270,19 +284,32 @@ async fn sasl_handshake(stream: &mut TcpStream) -> Result<String, String> {
     let (status, response) = read_sasl_frame(stream).await?;
     if status != SASL_OK && status != SASL_COMPLETE {
         send_sasl(stream, SASL_ERROR, b"Expected OK or COMPLETE status").await;
-        return Err(format!("SASL: expected the PLAIN response, got status {status}"));
+        return Err(format!(
+            "SASL: expected the PLAIN response, got status {status}"
+        ));
     }
     let mut parts = response.split(|b| *b == 0);
-    let (_authzid, user, _password) = match (parts.next(), parts.next(), parts.next(), parts.next()) {
+    let (_authzid, user, _password) = match (parts.next(), parts.next(), parts.next(), parts.next())
+    {
         (Some(a), Some(u), Some(p), None) => (a, u, p),
         _ => {
-            send_sasl(stream, SASL_ERROR, b"Invalid PLAIN message: expected authzid NUL user NUL password").await;
+            send_sasl(
+                stream,
+                SASL_ERROR,
+                b"Invalid PLAIN message: expected authzid NUL user NUL password",
+            )
+            .await;
             return Err("SASL: malformed PLAIN response".into());
         }
     };
     let user = String::from_utf8_lossy(user).to_string();
     if user.is_empty() {
-        send_sasl(stream, SASL_BAD, b"Error validating the login: no user name").await;
+        send_sasl(
+            stream,
+            SASL_BAD,
+            b"Error validating the login: no user name",
+        )
+        .await;
         return Err("SASL: empty user name".into());
     }
     // Authentication NONE: any user and password are accepted.

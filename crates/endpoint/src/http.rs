@@ -21,7 +21,12 @@ use crate::service::{handle_message, CallOutcome};
 use crate::EndpointConfig;
 
 /// Accepts HTTP connections until `shutdown` fires.
-pub async fn serve(listener: TcpListener, gateway: Arc<Gateway>, config: Arc<EndpointConfig>, shutdown: CancellationToken) {
+pub async fn serve(
+    listener: TcpListener,
+    gateway: Arc<Gateway>,
+    config: Arc<EndpointConfig>,
+    shutdown: CancellationToken,
+) {
     let limit = Arc::new(Semaphore::new(config.max_connections));
     let tasks = tokio_util::task::TaskTracker::new();
     loop {
@@ -81,8 +86,15 @@ fn basic_user(req: &Request<Incoming>) -> String {
     req.headers()
         .get(hyper::header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Basic ").or_else(|| v.strip_prefix("basic ")))
-        .and_then(|b64| base64::engine::general_purpose::STANDARD.decode(b64.trim()).ok())
+        .and_then(|v| {
+            v.strip_prefix("Basic ")
+                .or_else(|| v.strip_prefix("basic "))
+        })
+        .and_then(|b64| {
+            base64::engine::general_purpose::STANDARD
+                .decode(b64.trim())
+                .ok()
+        })
         .and_then(|raw| {
             let text = String::from_utf8_lossy(&raw).to_string();
             text.split_once(':').map(|(u, _)| u.to_string())
@@ -91,20 +103,36 @@ fn basic_user(req: &Request<Incoming>) -> String {
         .unwrap_or_else(|| "anonymous".to_string())
 }
 
-async fn respond(req: Request<Incoming>, gw: &Arc<Gateway>, cfg: &EndpointConfig) -> Response<Full<Bytes>> {
+async fn respond(
+    req: Request<Incoming>,
+    gw: &Arc<Gateway>,
+    cfg: &EndpointConfig,
+) -> Response<Full<Bytes>> {
     let path = req.uri().path().trim_matches('/');
     if path != cfg.http_path.trim_matches('/') {
-        return plain(StatusCode::NOT_FOUND, format!("No HiveServer2 service at /{path}; use /{}", cfg.http_path));
+        return plain(
+            StatusCode::NOT_FOUND,
+            format!("No HiveServer2 service at /{path}; use /{}", cfg.http_path),
+        );
     }
     if req.method() != Method::POST {
-        return plain(StatusCode::METHOD_NOT_ALLOWED, "HiveServer2 HTTP transport expects POST".into());
+        return plain(
+            StatusCode::METHOD_NOT_ALLOWED,
+            "HiveServer2 HTTP transport expects POST".into(),
+        );
     }
     let user = basic_user(&req);
-    let body = match Limited::new(req.into_body(), cfg.max_message_size).collect().await {
+    let body = match Limited::new(req.into_body(), cfg.max_message_size)
+        .collect()
+        .await
+    {
         Ok(b) => b.to_bytes(),
         Err(e) => {
             tracing::warn!(error = %e, "HTTP request body refused");
-            return plain(StatusCode::PAYLOAD_TOO_LARGE, format!("request refused: {e}"));
+            return plain(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                format!("request refused: {e}"),
+            );
         }
     };
     let mut out = Vec::new();

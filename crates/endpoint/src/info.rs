@@ -1,6 +1,8 @@
 //! GetInfo: what the server says about itself to JDBC, ODBC and BI drivers.
 
-use apiary_protocol::tcli::{TGetInfoResp, TGetInfoType as T, TGetInfoValue as V, TStatus, TStatusCode};
+use apiary_protocol::tcli::{
+    TGetInfoResp, TGetInfoType as T, TGetInfoValue as V, TStatus, TStatusCode,
+};
 
 /// The server name GetInfo reports.
 pub const SERVER_NAME: &str = "Apiary";

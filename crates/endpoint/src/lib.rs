@@ -109,7 +109,10 @@ pub enum EndpointError {
 
 impl Endpoints {
     /// Binds and starts the configured transports.
-    pub async fn start(gateway: Arc<Gateway>, config: EndpointConfig) -> Result<Self, EndpointError> {
+    pub async fn start(
+        gateway: Arc<Gateway>,
+        config: EndpointConfig,
+    ) -> Result<Self, EndpointError> {
         let config = Arc::new(config);
         let shutdown = CancellationToken::new();
         let mut out = Endpoints {
@@ -121,12 +124,22 @@ impl Endpoints {
         if matches!(config.transport, TransportMode::Binary | TransportMode::All) {
             let l = bind(&config.bind, config.binary_port).await?;
             out.binary_addr = l.local_addr().ok();
-            out.tasks.push(tokio::spawn(binary::serve(l, gateway.clone(), config.clone(), shutdown.clone())));
+            out.tasks.push(tokio::spawn(binary::serve(
+                l,
+                gateway.clone(),
+                config.clone(),
+                shutdown.clone(),
+            )));
         }
         if matches!(config.transport, TransportMode::Http | TransportMode::All) {
             let l = bind(&config.bind, config.http_port).await?;
             out.http_addr = l.local_addr().ok();
-            out.tasks.push(tokio::spawn(http::serve(l, gateway.clone(), config.clone(), shutdown.clone())));
+            out.tasks.push(tokio::spawn(http::serve(
+                l,
+                gateway.clone(),
+                config.clone(),
+                shutdown.clone(),
+            )));
         }
         Ok(out)
     }

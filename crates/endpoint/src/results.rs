@@ -21,8 +21,19 @@ use arrow::datatypes::{
 /// Protocol version (counted from V1 = 0) from which result sets travel as columns.
 pub const COLUMNAR_FROM: i32 = 5;
 
-/// The Hive type id a client sees for `t`.
-pub fn type_id(t: &HiveType) -> TTypeId {
+/// The Hive type id a client speaking `protocol` (V1 = 0) sees for `t`: types newer than the
+/// client's protocol travel as STRING, as their values already do.
+pub fn type_id(t: &HiveType, protocol: i32) -> TTypeId {
+    let since = match t {
+        HiveType::Varchar(_) => 2,
+        HiveType::Decimal(_, _) | HiveType::Char(_) => 3,
+        HiveType::IntervalYearMonth | HiveType::IntervalDayTime => 7,
+        HiveType::TimestampLocalTz => 10,
+        _ => 0,
+    };
+    if protocol < since {
+        return TTypeId::STRING_TYPE;
+    }
     match t {
         HiveType::Boolean => TTypeId::BOOLEAN_TYPE,
         HiveType::TinyInt => TTypeId::TINYINT_TYPE,
@@ -51,9 +62,11 @@ pub fn type_id(t: &HiveType) -> TTypeId {
 /// The type descriptor of a column. Like HiveServer2, a single primitive entry carries the
 /// top-level type id (clients read `types[0].primitiveEntry`), with qualifiers for
 /// VARCHAR/CHAR length and DECIMAL precision and scale.
-pub fn type_desc(t: &HiveType) -> TTypeDesc {
+pub fn type_desc(t: &HiveType, protocol: i32) -> TTypeDesc {
+    let id = type_id(t, protocol);
     let mut q = BTreeMap::new();
     match t {
+        _ if id == TTypeId::STRING_TYPE => {}
         HiveType::Varchar(n) | HiveType::Char(n) => {
             q.insert(
                 "characterMaximumLength".to_string(),
@@ -61,21 +74,27 @@ pub fn type_desc(t: &HiveType) -> TTypeDesc {
             );
         }
         HiveType::Decimal(p, s) => {
-            q.insert("precision".to_string(), TTypeQualifierValue::I32Value(i32::from(*p)));
-            q.insert("scale".to_string(), TTypeQualifierValue::I32Value(i32::from(*s)));
+            q.insert(
+                "precision".to_string(),
+                TTypeQualifierValue::I32Value(i32::from(*p)),
+            );
+            q.insert(
+                "scale".to_string(),
+                TTypeQualifierValue::I32Value(i32::from(*s)),
+            );
         }
         _ => {}
     }
     TTypeDesc {
         types: vec![TTypeEntry::PrimitiveEntry(TPrimitiveTypeEntry {
-            r#type: type_id(t),
+            r#type: id,
             type_qualifiers: (!q.is_empty()).then_some(TTypeQualifiers { qualifiers: q }),
         })],
     }
 }
 
 /// GetResultSetMetadata's schema.
-pub fn table_schema(schema: &Schema) -> TTableSchema {
+pub fn table_schema(schema: &Schema, protocol: i32) -> TTableSchema {
     TTableSchema {
         columns: schema
             .fields()
@@ -83,7 +102,7 @@ pub fn table_schema(schema: &Schema) -> TTableSchema {
             .enumerate()
             .map(|(i, f)| TColumnDesc {
                 column_name: f.name().clone(),
-                type_desc: type_desc(&HiveType::of_field(f)),
+                type_desc: type_desc(&HiveType::of_field(f), protocol),
                 position: i32::try_from(i + 1).unwrap_or(i32::MAX),
                 comment: f.metadata().get("comment").cloned(),
             })
@@ -92,12 +111,18 @@ pub fn table_schema(schema: &Schema) -> TTableSchema {
 }
 
 /// Converts fetched batches into a TRowSet for a session speaking `protocol`.
-pub fn row_set(schema: &Schema, batches: &[RecordBatch], start_offset: i64, protocol: i32) -> TRowSet {
+pub fn row_set(
+    schema: &Schema,
+    batches: &[RecordBatch],
+    start_offset: i64,
+    protocol: i32,
+) -> TRowSet {
     if protocol >= COLUMNAR_FROM {
         let columns = (0..schema.fields().len())
             .map(|c| {
-                let arrays: Vec<&dyn Array> = batches.iter().map(|b| b.column(c).as_ref()).collect();
-                column(&arrays)
+                let arrays: Vec<&dyn Array> =
+                    batches.iter().map(|b| b.column(c).as_ref()).collect();
+                column(schema.field(c).data_type(), &arrays)
             })
             .collect();
         TRowSet {
@@ -153,9 +178,8 @@ fn values<T: Default>(arrays: &[&dyn Array], mut f: impl FnMut(&dyn Array, usize
     out
 }
 
-fn column(arrays: &[&dyn Array]) -> TColumn {
+fn column(dt: &DataType, arrays: &[&dyn Array]) -> TColumn {
     let nulls = null_bitmap(arrays);
-    let dt = arrays.first().map(|a| a.data_type().clone()).unwrap_or(DataType::Null);
     match dt {
         DataType::Boolean => TColumn::BoolVal(TBoolColumn {
             values: values(arrays, |a, r| a.as_boolean().value(r)),
@@ -170,7 +194,9 @@ fn column(arrays: &[&dyn Array]) -> TColumn {
             nulls,
         }),
         DataType::UInt8 => TColumn::I16Val(TI16Column {
-            values: values(arrays, |a, r| i16::from(a.as_primitive::<UInt8Type>().value(r))),
+            values: values(arrays, |a, r| {
+                i16::from(a.as_primitive::<UInt8Type>().value(r))
+            }),
             nulls,
         }),
         DataType::Int32 => TColumn::I32Val(TI32Column {
@@ -178,7 +204,9 @@ fn column(arrays: &[&dyn Array]) -> TColumn {
             nulls,
         }),
         DataType::UInt16 => TColumn::I32Val(TI32Column {
-            values: values(arrays, |a, r| i32::from(a.as_primitive::<UInt16Type>().value(r))),
+            values: values(arrays, |a, r| {
+                i32::from(a.as_primitive::<UInt16Type>().value(r))
+            }),
             nulls,
         }),
         DataType::Int64 => TColumn::I64Val(TI64Column {
@@ -186,25 +214,33 @@ fn column(arrays: &[&dyn Array]) -> TColumn {
             nulls,
         }),
         DataType::UInt32 => TColumn::I64Val(TI64Column {
-            values: values(arrays, |a, r| i64::from(a.as_primitive::<UInt32Type>().value(r))),
+            values: values(arrays, |a, r| {
+                i64::from(a.as_primitive::<UInt32Type>().value(r))
+            }),
             nulls,
         }),
         DataType::Float16 => TColumn::DoubleVal(TDoubleColumn {
-            values: values(arrays, |a, r| f64::from(a.as_primitive::<Float16Type>().value(r))),
+            values: values(arrays, |a, r| {
+                f64::from(a.as_primitive::<Float16Type>().value(r))
+            }),
             nulls,
         }),
         DataType::Float32 => TColumn::DoubleVal(TDoubleColumn {
-            values: values(arrays, |a, r| float_as_double(a.as_primitive::<Float32Type>().value(r))),
+            values: values(arrays, |a, r| {
+                float_as_double(a.as_primitive::<Float32Type>().value(r))
+            }),
             nulls,
         }),
         DataType::Float64 => TColumn::DoubleVal(TDoubleColumn {
             values: values(arrays, |a, r| a.as_primitive::<Float64Type>().value(r)),
             nulls,
         }),
-        DataType::Binary | DataType::LargeBinary | DataType::BinaryView => TColumn::BinaryVal(TBinaryColumn {
-            values: values(arrays, |a, r| Binary(binary_value(a, r).to_vec())),
-            nulls,
-        }),
+        DataType::Binary | DataType::LargeBinary | DataType::BinaryView => {
+            TColumn::BinaryVal(TBinaryColumn {
+                values: values(arrays, |a, r| Binary(binary_value(a, r).to_vec())),
+                nulls,
+            })
+        }
         _ => TColumn::StringVal(TStringColumn {
             values: values(arrays, |a, r| cell_text(a, r).unwrap_or_default()),
             nulls,
@@ -241,16 +277,30 @@ fn cell(a: &dyn Array, r: usize) -> TColumnValue {
         };
     }
     match a.data_type() {
-        DataType::Boolean => TColumnValue::BoolVal(TBoolValue { value: opt!(a.as_boolean().value(r)) }),
-        DataType::Int8 => TColumnValue::ByteVal(TByteValue { value: opt!(a.as_primitive::<Int8Type>().value(r)) }),
-        DataType::Int16 => TColumnValue::I16Val(TI16Value { value: opt!(a.as_primitive::<Int16Type>().value(r)) }),
-        DataType::Int32 => TColumnValue::I32Val(TI32Value { value: opt!(a.as_primitive::<Int32Type>().value(r)) }),
-        DataType::Int64 => TColumnValue::I64Val(TI64Value { value: opt!(a.as_primitive::<Int64Type>().value(r)) }),
+        DataType::Boolean => TColumnValue::BoolVal(TBoolValue {
+            value: opt!(a.as_boolean().value(r)),
+        }),
+        DataType::Int8 => TColumnValue::ByteVal(TByteValue {
+            value: opt!(a.as_primitive::<Int8Type>().value(r)),
+        }),
+        DataType::Int16 => TColumnValue::I16Val(TI16Value {
+            value: opt!(a.as_primitive::<Int16Type>().value(r)),
+        }),
+        DataType::Int32 => TColumnValue::I32Val(TI32Value {
+            value: opt!(a.as_primitive::<Int32Type>().value(r)),
+        }),
+        DataType::Int64 => TColumnValue::I64Val(TI64Value {
+            value: opt!(a.as_primitive::<Int64Type>().value(r)),
+        }),
         DataType::Float32 => TColumnValue::DoubleVal(TDoubleValue {
             value: opt!(float_as_double(a.as_primitive::<Float32Type>().value(r))),
         }),
-        DataType::Float64 => TColumnValue::DoubleVal(TDoubleValue { value: opt!(a.as_primitive::<Float64Type>().value(r)) }),
-        _ => TColumnValue::StringVal(TStringValue { value: cell_text(a, r) }),
+        DataType::Float64 => TColumnValue::DoubleVal(TDoubleValue {
+            value: opt!(a.as_primitive::<Float64Type>().value(r)),
+        }),
+        _ => TColumnValue::StringVal(TStringValue {
+            value: cell_text(a, r),
+        }),
     }
 }
 
@@ -286,6 +336,9 @@ mod tests {
         }
         let rows = row_set(&schema, &[b], 0, 4).rows;
         assert_eq!(rows.len(), 3);
-        assert_eq!(rows[1].col_vals[0], TColumnValue::I32Val(TI32Value { value: None }));
+        assert_eq!(
+            rows[1].col_vals[0],
+            TColumnValue::I32Val(TI32Value { value: None })
+        );
     }
 }

@@ -40,14 +40,23 @@ pub async fn handle_message(
     let header = match read_call_header(&mut probe) {
         Ok(h) => h,
         Err(ProtocolError::Incomplete) => return Err(ProtocolError::Incomplete),
-        Err(e) => return Ok((buf.len(), CallOutcome::Close(None, format!("unreadable message header: {e}")))),
+        Err(e) => {
+            return Ok((
+                buf.len(),
+                CallOutcome::Close(None, format!("unreadable message header: {e}")),
+            ))
+        }
     };
     match skip_args(&mut probe) {
         Ok(()) => {}
         Err(ProtocolError::Incomplete) => return Err(ProtocolError::Incomplete),
         Err(e) => {
-            let reply = encode_exception(&header.name, header.seq_id, PROTOCOL_ERROR, &e.to_string());
-            return Ok((buf.len(), CallOutcome::Close(Some(reply), format!("malformed {} call: {e}", header.name))));
+            let reply =
+                encode_exception(&header.name, header.seq_id, PROTOCOL_ERROR, &e.to_string());
+            return Ok((
+                buf.len(),
+                CallOutcome::Close(Some(reply), format!("malformed {} call: {e}", header.name)),
+            ));
         }
     }
     let used = probe.position();
@@ -95,9 +104,7 @@ pub fn status_of(e: &GatewayError) -> TStatus {
     let message = e.message();
     TStatus {
         status_code: code,
-        info_messages: Some(vec![
-            format!("*org.apache.hive.service.cli.HiveSQLException:{message}:0:0"),
-        ]),
+        info_messages: None,
         sql_state: e.sql_state().map(str::to_string),
         error_code: Some(e.error_code()),
         error_message: Some(message),
@@ -112,7 +119,9 @@ fn ok() -> TStatus {
 }
 
 fn unsupported(what: &str) -> TStatus {
-    status_of(&GatewayError::Unsupported(format!("{what} is not supported by Apiary")))
+    status_of(&GatewayError::Unsupported(format!(
+        "{what} is not supported by Apiary"
+    )))
 }
 
 fn session_handle(h: &TSessionHandle) -> Handle {
@@ -154,7 +163,9 @@ fn wire_operation(op: &Operation) -> TOperationHandle {
             OperationKind::GetTableTypes => TOperationType::GET_TABLE_TYPES,
             OperationKind::GetColumns => TOperationType::GET_COLUMNS,
             OperationKind::GetFunctions => TOperationType::GET_FUNCTIONS,
-            OperationKind::GetPrimaryKeys | OperationKind::GetCrossReference => TOperationType::UNKNOWN,
+            OperationKind::GetPrimaryKeys | OperationKind::GetCrossReference => {
+                TOperationType::UNKNOWN
+            }
         },
         has_result_set: op.has_result_set(),
         modified_row_count: None,
@@ -212,7 +223,12 @@ async fn dispatch(
     match name {
         "OpenSession" => {
             let req: TOpenSessionReq = read_args(d, "OpenSession_args")?;
-            let user = req.username.as_deref().filter(|u| !u.is_empty()).unwrap_or(user).to_string();
+            let user = req
+                .username
+                .as_deref()
+                .filter(|u| !u.is_empty())
+                .unwrap_or(user)
+                .to_string();
             let conf = req.configuration.unwrap_or_default();
             match gw.open_session(&user, req.client_protocol.0, &conf) {
                 Ok(opened_session) => {
@@ -228,7 +244,11 @@ async fn dispatch(
                 }
                 Err(e) => reply!(TOpenSessionResp {
                     status: status_of(&e),
-                    server_protocol_version: TProtocolVersion(req.client_protocol.0.clamp(0, apiary_gateway::SERVER_PROTOCOL)),
+                    server_protocol_version: TProtocolVersion(
+                        req.client_protocol
+                            .0
+                            .clamp(0, apiary_gateway::SERVER_PROTOCOL)
+                    ),
                     session_handle: None,
                     configuration: None,
                 }),
@@ -271,12 +291,22 @@ async fn dispatch(
         "GetTypeInfo" => {
             let req: TGetTypeInfoReq = read_args(d, "GetTypeInfo_args")?;
             let h = session_handle(&req.session_handle);
-            reply!(op_resp(gw.metadata_operation(&h, OperationKind::GetTypeInfo, |_| async { Ok(metadata::type_info()) }).await))
+            reply!(op_resp(
+                gw.metadata_operation(&h, OperationKind::GetTypeInfo, |_| async {
+                    Ok(metadata::type_info())
+                })
+                .await
+            ))
         }
         "GetCatalogs" => {
             let req: TGetCatalogsReq = read_args(d, "GetCatalogs_args")?;
             let h = session_handle(&req.session_handle);
-            reply!(op_resp(gw.metadata_operation(&h, OperationKind::GetCatalogs, |_| async { Ok(metadata::catalogs()) }).await))
+            reply!(op_resp(
+                gw.metadata_operation(&h, OperationKind::GetCatalogs, |_| async {
+                    Ok(metadata::catalogs())
+                })
+                .await
+            ))
         }
         "GetSchemas" => {
             let req: TGetSchemasReq = read_args(d, "GetSchemas_args")?;
@@ -294,7 +324,13 @@ async fn dispatch(
             let h = session_handle(&req.session_handle);
             reply!(op_resp(
                 gw.metadata_operation(&h, OperationKind::GetTables, |ctx| async move {
-                    metadata::tables(&ctx, req.schema_name.as_deref(), req.table_name.as_deref(), req.table_types.as_deref()).await
+                    metadata::tables(
+                        &ctx,
+                        req.schema_name.as_deref(),
+                        req.table_name.as_deref(),
+                        req.table_types.as_deref(),
+                    )
+                    .await
                 })
                 .await
             ))
@@ -302,14 +338,25 @@ async fn dispatch(
         "GetTableTypes" => {
             let req: TGetTableTypesReq = read_args(d, "GetTableTypes_args")?;
             let h = session_handle(&req.session_handle);
-            reply!(op_resp(gw.metadata_operation(&h, OperationKind::GetTableTypes, |_| async { Ok(metadata::table_types()) }).await))
+            reply!(op_resp(
+                gw.metadata_operation(&h, OperationKind::GetTableTypes, |_| async {
+                    Ok(metadata::table_types())
+                })
+                .await
+            ))
         }
         "GetColumns" => {
             let req: TGetColumnsReq = read_args(d, "GetColumns_args")?;
             let h = session_handle(&req.session_handle);
             reply!(op_resp(
                 gw.metadata_operation(&h, OperationKind::GetColumns, |ctx| async move {
-                    metadata::columns(&ctx, req.schema_name.as_deref(), req.table_name.as_deref(), req.column_name.as_deref()).await
+                    metadata::columns(
+                        &ctx,
+                        req.schema_name.as_deref(),
+                        req.table_name.as_deref(),
+                        req.column_name.as_deref(),
+                    )
+                    .await
                 })
                 .await
             ))
@@ -327,12 +374,22 @@ async fn dispatch(
         "GetPrimaryKeys" => {
             let req: TGetPrimaryKeysReq = read_args(d, "GetPrimaryKeys_args")?;
             let h = session_handle(&req.session_handle);
-            reply!(op_resp(gw.metadata_operation(&h, OperationKind::GetPrimaryKeys, |_| async { Ok(metadata::primary_keys()) }).await))
+            reply!(op_resp(
+                gw.metadata_operation(&h, OperationKind::GetPrimaryKeys, |_| async {
+                    Ok(metadata::primary_keys())
+                })
+                .await
+            ))
         }
         "GetCrossReference" => {
             let req: TGetCrossReferenceReq = read_args(d, "GetCrossReference_args")?;
             let h = session_handle(&req.session_handle);
-            reply!(op_resp(gw.metadata_operation(&h, OperationKind::GetCrossReference, |_| async { Ok(metadata::cross_reference()) }).await))
+            reply!(op_resp(
+                gw.metadata_operation(&h, OperationKind::GetCrossReference, |_| async {
+                    Ok(metadata::cross_reference())
+                })
+                .await
+            ))
         }
         "GetOperationStatus" => {
             let req: TGetOperationStatusReq = read_args(d, "GetOperationStatus_args")?;
@@ -340,12 +397,16 @@ async fn dispatch(
         }
         "CancelOperation" => {
             let req: TOperationReq = read_args(d, "CancelOperation_args")?;
-            let r = gw.operation(&operation_handle(&req.operation_handle)).and_then(|op| op.cancel());
+            let r = gw
+                .operation(&operation_handle(&req.operation_handle))
+                .and_then(|op| op.cancel());
             reply!(status_resp(r))
         }
         "CloseOperation" => {
             let req: TOperationReq = read_args(d, "CloseOperation_args")?;
-            reply!(status_resp(gw.close_operation(&operation_handle(&req.operation_handle))))
+            reply!(status_resp(
+                gw.close_operation(&operation_handle(&req.operation_handle))
+            ))
         }
         "GetResultSetMetadata" => {
             let req: TOperationReq = read_args(d, "GetResultSetMetadata_args")?;
@@ -353,7 +414,7 @@ async fn dispatch(
                 Ok(op) => match op.schema() {
                     Some(schema) => TGetResultSetMetadataResp {
                         status: ok(),
-                        schema: Some(table_schema(schema)),
+                        schema: Some(table_schema(schema, session_protocol(gw, &op))),
                     },
                     None => TGetResultSetMetadataResp {
                         status: ok(),
@@ -397,7 +458,10 @@ async fn dispatch(
         }
         "SetClientInfo" => {
             let req: TSetClientInfoReq = read_args(d, "SetClientInfo_args")?;
-            let r = gw.set_client_info(&session_handle(&req.session_handle), req.configuration.unwrap_or_default());
+            let r = gw.set_client_info(
+                &session_handle(&req.session_handle),
+                req.configuration.unwrap_or_default(),
+            );
             reply!(status_resp(r))
         }
         "GetDelegationToken" => {
@@ -425,6 +489,12 @@ async fn dispatch(
             Err(DispatchError::UnknownMethod)
         }
     }
+}
+
+fn session_protocol(gw: &Gateway, op: &Operation) -> i32 {
+    gw.session(&op.session())
+        .map(|s| s.protocol())
+        .unwrap_or(apiary_gateway::SERVER_PROTOCOL)
 }
 
 fn operation_status(gw: &Gateway, req: &TGetOperationStatusReq) -> TGetOperationStatusResp {
@@ -487,9 +557,12 @@ async fn fetch_results(gw: &Gateway, req: &TFetchResultsReq) -> TFetchResultsRes
             }
         }
     };
-    let protocol = gw.session(&op.session()).map(|s| s.protocol()).unwrap_or(apiary_gateway::SERVER_PROTOCOL);
+    let protocol = session_protocol(gw, &op);
     let from_start = req.orientation == TFetchOrientation::FETCH_FIRST;
-    if !matches!(req.orientation, TFetchOrientation::FETCH_NEXT | TFetchOrientation::FETCH_FIRST) {
+    if !matches!(
+        req.orientation,
+        TFetchOrientation::FETCH_NEXT | TFetchOrientation::FETCH_FIRST
+    ) {
         return TFetchResultsResp {
             status: status_of(&GatewayError::Unsupported(format!(
                 "The fetch type {} is not supported for this resultset",
@@ -508,9 +581,10 @@ async fn fetch_results(gw: &Gateway, req: &TFetchResultsReq) -> TFetchResultsRes
             true,
         )]);
         let array: arrow::array::ArrayRef = Arc::new(arrow::array::StringArray::from(lines));
-        let batches: Vec<_> = arrow::array::RecordBatch::try_new(Arc::new(schema.clone()), vec![array])
-            .into_iter()
-            .collect();
+        let batches: Vec<_> =
+            arrow::array::RecordBatch::try_new(Arc::new(schema.clone()), vec![array])
+                .into_iter()
+                .collect();
         return TFetchResultsResp {
             status: ok(),
             has_more_rows: Some(false),

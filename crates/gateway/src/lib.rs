@@ -16,11 +16,10 @@ use datafusion::prelude::SessionContext;
 use parking_lot::Mutex;
 
 pub use error::GatewayError;
-pub use handle::Handle;
 pub use error::OperationError;
+pub use handle::Handle;
 pub use operation::{
-    FetchedRows, Operation, OperationKind, OperationState, OperationStatus,
-    ResultSource,
+    FetchedRows, Operation, OperationKind, OperationState, OperationStatus, ResultSource,
 };
 
 /// The newest protocol version the server speaks (V11, counted from V1 = 0).
@@ -165,6 +164,9 @@ impl Gateway {
                 opts.hivevar.insert(name.to_string(), v.clone());
             } else if k == "use:database" {
                 opts.database = Some(v.clone());
+            } else if !k.starts_with("set:") && !k.starts_with("use:") {
+                // Hive applies plain keys as configuration too (PyHive sends them so).
+                opts.hiveconf.insert(k.clone(), v.clone());
             }
         }
         let sql = self.engine.open_session(opts)?;
@@ -178,7 +180,9 @@ impl Gateway {
             last_access: Mutex::new(Instant::now()),
             client_info: Mutex::new(BTreeMap::new()),
         });
-        self.sessions.lock().insert(session.handle.guid, session.clone());
+        self.sessions
+            .lock()
+            .insert(session.handle.guid, session.clone());
         let mut configuration = BTreeMap::new();
         configuration.insert(
             "hive.server2.thrift.resultset.default.fetch.size".to_string(),
@@ -203,7 +207,11 @@ impl Gateway {
             .get(&handle.guid)
             .filter(|s| s.handle.secret == handle.secret)
             .cloned()
-            .ok_or_else(|| GatewayError::InvalidHandle(format!("Invalid SessionHandle: SessionHandle [{handle}]")))?;
+            .ok_or_else(|| {
+                GatewayError::InvalidHandle(format!(
+                    "Invalid SessionHandle: SessionHandle [{handle}]"
+                ))
+            })?;
         s.touch();
         Ok(s)
     }
@@ -222,7 +230,11 @@ impl Gateway {
     }
 
     /// Records client information (SetClientInfo).
-    pub fn set_client_info(&self, handle: &Handle, info: BTreeMap<String, String>) -> Result<(), GatewayError> {
+    pub fn set_client_info(
+        &self,
+        handle: &Handle,
+        info: BTreeMap<String, String>,
+    ) -> Result<(), GatewayError> {
         let session = self.session(handle)?;
         session.client_info.lock().extend(info);
         Ok(())
@@ -245,8 +257,12 @@ impl Gateway {
         let ctx = sql.context().clone();
         drop(sql);
         let (schema, source) = match prepared {
-            Ok(Prepared::Query { plan, schema }) => (Some(schema), ResultSource::Plan { ctx, plan }),
-            Ok(Prepared::Rows { schema, batches }) => (Some(schema), ResultSource::Rows(Arc::new(batches))),
+            Ok(Prepared::Query { plan, schema }) => {
+                (Some(schema), ResultSource::Plan { ctx, plan })
+            }
+            Ok(Prepared::Rows { schema, batches }) => {
+                (Some(schema), ResultSource::Rows(Arc::new(batches)))
+            }
             Ok(Prepared::Done) => (None, ResultSource::Empty),
             Err(e) => return Err(GatewayError::Sql(e)),
         };
@@ -258,7 +274,14 @@ impl Gateway {
             source,
             timeout,
         );
-        op.log("INFO", format!("Compiling command(queryId={}): {}", op.query_id(), statement.trim()));
+        op.log(
+            "INFO",
+            format!(
+                "Compiling command(queryId={}): {}",
+                op.query_id(),
+                statement.trim()
+            ),
+        );
         op.log("INFO", "Semantic Analysis Completed");
         self.register(&session, &op);
         op.start().await;
@@ -293,7 +316,9 @@ impl Gateway {
         let ctx = session.sql.lock().await.context().clone();
         let prepared = compute(ctx).await?;
         let (schema, source) = match prepared {
-            Prepared::Rows { schema, batches } => (Some(schema), ResultSource::Rows(Arc::new(batches))),
+            Prepared::Rows { schema, batches } => {
+                (Some(schema), ResultSource::Rows(Arc::new(batches)))
+            }
             Prepared::Query { .. } | Prepared::Done => (None, ResultSource::Empty),
         };
         let op = Operation::new(session.handle, kind, String::new(), schema, source, None);
@@ -374,7 +399,11 @@ impl Gateway {
 
 /// The query timeout: the request's, else `hive.query.timeout.seconds` from the overlay or the
 /// session; zero or less means none.
-fn effective_timeout(request_secs: i64, overlay: &BTreeMap<String, String>, sql: &SqlSession) -> Option<Duration> {
+fn effective_timeout(
+    request_secs: i64,
+    overlay: &BTreeMap<String, String>,
+    sql: &SqlSession,
+) -> Option<Duration> {
     let conf = overlay
         .get("hive.query.timeout.seconds")
         .map(String::as_str)
@@ -382,5 +411,8 @@ fn effective_timeout(request_secs: i64, overlay: &BTreeMap<String, String>, sql:
         .and_then(|v| v.trim().trim_end_matches('s').parse::<i64>().ok())
         .unwrap_or(0);
     let secs = if request_secs > 0 { request_secs } else { conf };
-    u64::try_from(secs).ok().filter(|s| *s > 0).map(Duration::from_secs)
+    u64::try_from(secs)
+        .ok()
+        .filter(|s| *s > 0)
+        .map(Duration::from_secs)
 }

@@ -311,7 +311,8 @@ impl Operation {
             log.read = log.read.saturating_sub(1);
         }
         let stamp = chrono::Local::now().format("%Y-%m-%d %H:%M:%S%.3f");
-        log.lines.push(format!("{stamp} {level:<5} : {}", line.as_ref()));
+        log.lines
+            .push(format!("{stamp} {level:<5} : {}", line.as_ref()));
     }
 
     /// Log lines not yet read (or all of them from the start when `from_start`).
@@ -321,7 +322,10 @@ impl Operation {
         if from_start {
             log.read = 0;
         }
-        let end = log.lines.len().min(log.read.saturating_add(max_lines.max(1)));
+        let end = log
+            .lines
+            .len()
+            .min(log.read.saturating_add(max_lines.max(1)));
         let out = log.lines[log.read..end].to_vec();
         log.read = end;
         out
@@ -368,7 +372,10 @@ impl Operation {
 
     /// Starts producing results in the background.
     pub(crate) async fn start(self: &Arc<Self>) {
-        self.log("INFO", format!("Executing command(queryId={})", self.query_id));
+        self.log(
+            "INFO",
+            format!("Executing command(queryId={})", self.query_id),
+        );
         self.transition(OperationState::Running, None);
         if matches!(self.source, ResultSource::Empty) {
             self.progress.lock().complete = true;
@@ -385,7 +392,10 @@ impl Operation {
         let mut rx = self.state_tx.subscribe();
         loop {
             let s = *rx.borrow_and_update();
-            if !matches!(s, OperationState::Pending | OperationState::Running | OperationState::Initialized) {
+            if !matches!(
+                s,
+                OperationState::Pending | OperationState::Running | OperationState::Initialized
+            ) {
                 return s;
             }
             if rx.changed().await.is_err() {
@@ -418,7 +428,9 @@ impl Operation {
             ResultSource::Plan { ctx, plan } => {
                 let run = execute(ctx, plan.clone());
                 let result = match deadline {
-                    Some(d) => tokio::time::timeout_at(d, run).await.unwrap_or_else(|_| Err(SqlError::Cancelled)),
+                    Some(d) => tokio::time::timeout_at(d, run)
+                        .await
+                        .unwrap_or_else(|_| Err(SqlError::Cancelled)),
                     None => run.await,
                 };
                 match result {
@@ -429,10 +441,14 @@ impl Operation {
             }
             ResultSource::Rows(batches) => {
                 let batches: Vec<_> = batches.iter().cloned().map(Ok).collect();
-                Box::pin(datafusion::physical_plan::stream::RecordBatchStreamAdapter::new(
-                    self.schema.clone().unwrap_or_else(|| Arc::new(arrow::datatypes::Schema::empty())),
-                    futures::stream::iter(batches),
-                ))
+                Box::pin(
+                    datafusion::physical_plan::stream::RecordBatchStreamAdapter::new(
+                        self.schema
+                            .clone()
+                            .unwrap_or_else(|| Arc::new(arrow::datatypes::Schema::empty())),
+                        futures::stream::iter(batches),
+                    ),
+                )
             }
             ResultSource::Empty => return,
         };
@@ -485,7 +501,11 @@ impl Operation {
         }
     }
 
-    async fn produce_error(&self, tx: &mpsc::Sender<Result<RecordBatch, GatewayError>>, err: GatewayError) {
+    async fn produce_error(
+        &self,
+        tx: &mpsc::Sender<Result<RecordBatch, GatewayError>>,
+        err: GatewayError,
+    ) {
         self.fail(&err);
         let _ = tx.send(Err(err)).await;
     }
@@ -522,7 +542,11 @@ impl Operation {
     }
 
     /// Fetches up to `max_rows` rows; `from_start` re-reads from the first row (FETCH_FIRST).
-    pub async fn fetch(self: &Arc<Self>, max_rows: usize, from_start: bool) -> Result<FetchedRows, GatewayError> {
+    pub async fn fetch(
+        self: &Arc<Self>,
+        max_rows: usize,
+        from_start: bool,
+    ) -> Result<FetchedRows, GatewayError> {
         self.touch();
         let max_rows = max_rows.max(1);
         self.check_fetchable()?;

@@ -533,7 +533,10 @@ impl<K: ThriftValue + Ord, V: ThriftValue> ThriftValue for BTreeMap<K, V> {
 
 /// Reads a field value of type `T` after checking that the wire type matches; a field of
 /// another type is skipped and reported as absent, as Thrift's generated code does.
-pub fn read_field<T: ThriftValue>(d: &mut Decoder<'_>, wire: u8) -> Result<Option<T>, ProtocolError> {
+pub fn read_field<T: ThriftValue>(
+    d: &mut Decoder<'_>,
+    wire: u8,
+) -> Result<Option<T>, ProtocolError> {
     if wire == T::TTYPE {
         T::read(d).map(Some)
     } else {

@@ -24,7 +24,10 @@ pub fn read_call_header(d: &mut Decoder<'_>) -> Result<MessageHeader, ProtocolEr
 }
 
 /// Reads a call's `args` struct whose field 1 is the request.
-pub fn read_args<T: ThriftValue>(d: &mut Decoder<'_>, what: &'static str) -> Result<T, ProtocolError> {
+pub fn read_args<T: ThriftValue>(
+    d: &mut Decoder<'_>,
+    what: &'static str,
+) -> Result<T, ProtocolError> {
     d.struct_begin()?;
     let mut req = None;
     while let Some((wire, id)) = d.field_begin()? {

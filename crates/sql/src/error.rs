@@ -86,7 +86,10 @@ impl SqlError {
 
     /// A runtime error from DataFusion.
     pub fn from_execution(e: DataFusionError) -> SqlError {
-        SqlError::Execution(format!("org.apache.apiary.exec.DataFusionTask. {}", e.find_root().clone_message()))
+        SqlError::Execution(format!(
+            "org.apache.apiary.exec.DataFusionTask. {}",
+            e.find_root().clone_message()
+        ))
     }
 }
 
@@ -119,7 +122,11 @@ fn classify_plan_error(msg: &str) -> SqlError {
     }
     // DataFusion: "No field named x. Valid fields are ..." / "No field named t.x ..."
     if let Some(rest) = msg.strip_prefix("No field named ") {
-        let col = rest.split(". Valid").next().unwrap_or(rest).trim_end_matches('.');
+        let col = rest
+            .split(". Valid")
+            .next()
+            .unwrap_or(rest)
+            .trim_end_matches('.');
         return SqlError::ColumnNotFound(col.replace('"', ""));
     }
     // DataFusion: "Invalid function 'foo'.\nDid you mean ..."
@@ -127,7 +134,10 @@ fn classify_plan_error(msg: &str) -> SqlError {
         let name = rest.split('\'').next().unwrap_or(rest);
         return SqlError::FunctionNotFound(name.to_string());
     }
-    if msg.starts_with("Unsupported") || msg.contains("not supported") || msg.contains("Unsupported") {
+    if msg.starts_with("Unsupported")
+        || msg.contains("not supported")
+        || msg.contains("Unsupported")
+    {
         return SqlError::Unsupported(msg.to_string());
     }
     SqlError::Semantic(format!("[Error 10000]: {msg}"))
@@ -139,13 +149,19 @@ mod tests {
 
     #[test]
     fn datafusion_errors_map_to_hive() {
-        let e = SqlError::from_planning(DataFusionError::Plan("table 'hive.default.nope' not found".into()));
+        let e = SqlError::from_planning(DataFusionError::Plan(
+            "table 'hive.default.nope' not found".into(),
+        ));
         assert_eq!(e.sql_state(), "42S02");
         assert_eq!(
             e.hive_message(),
             "Error while compiling statement: FAILED: SemanticException [Error 10001]: Table not found 'nope'"
         );
-        let e = SqlError::Parse { line: 1, column: 7, detail: "cannot recognize input near 'x'".into() };
+        let e = SqlError::Parse {
+            line: 1,
+            column: 7,
+            detail: "cannot recognize input near 'x'".into(),
+        };
         assert_eq!(e.sql_state(), "42000");
         assert!(e.hive_message().contains("ParseException line 1:7"));
     }

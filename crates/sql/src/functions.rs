@@ -76,17 +76,23 @@ impl ScalarUDFImpl for HiveTyped {
             _ => DataType::Utf8,
         };
         let metadata = HashMap::from([(HIVE_TYPE_KEY.to_string(), t.to_string())]);
-        Ok(Arc::new(Field::new(self.name(), dt, true).with_metadata(metadata)))
+        Ok(Arc::new(
+            Field::new(self.name(), dt, true).with_metadata(metadata),
+        ))
     }
 
     fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
-        let t = match args.return_field.metadata().get(HIVE_TYPE_KEY).and_then(|s| {
-            if s == "interval_year_month" {
-                Some(HiveType::IntervalYearMonth)
-            } else {
-                HiveType::parse(s)
-            }
-        }) {
+        let t = match args
+            .return_field
+            .metadata()
+            .get(HIVE_TYPE_KEY)
+            .and_then(|s| {
+                if s == "interval_year_month" {
+                    Some(HiveType::IntervalYearMonth)
+                } else {
+                    HiveType::parse(s)
+                }
+            }) {
             Some(t) => t,
             None => return exec_err!("hive_typed: missing declared type"),
         };
@@ -95,7 +101,9 @@ impl ScalarUDFImpl for HiveTyped {
         };
         let array = value.into_array(args.number_rows)?;
         let out: ArrayRef = match t {
-            HiveType::Varchar(n) => Arc::new(map_strings(&array, |s| s.chars().take(n as usize).collect())?),
+            HiveType::Varchar(n) => Arc::new(map_strings(&array, |s| {
+                s.chars().take(n as usize).collect()
+            })?),
             HiveType::Char(n) => Arc::new(map_strings(&array, |s| {
                 let mut v: String = s.chars().take(n as usize).collect();
                 let len = v.chars().count();
@@ -105,7 +113,11 @@ impl ScalarUDFImpl for HiveTyped {
             HiveType::IntervalYearMonth => match array.data_type() {
                 DataType::Interval(IntervalUnit::MonthDayNano) => {
                     let a = array.as_primitive::<arrow::datatypes::IntervalMonthDayNanoType>();
-                    Arc::new(a.iter().map(|v| v.map(|v| v.months)).collect::<IntervalYearMonthArray>())
+                    Arc::new(
+                        a.iter()
+                            .map(|v| v.map(|v| v.months))
+                            .collect::<IntervalYearMonthArray>(),
+                    )
                 }
                 DataType::Interval(IntervalUnit::YearMonth) => array,
                 other => return exec_err!("cannot read {other} as interval_year_month"),

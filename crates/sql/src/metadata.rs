@@ -3,7 +3,9 @@
 
 use std::sync::Arc;
 
-use arrow::array::{ArrayRef, BooleanArray, Int16Array, Int32Array, Int8Array, RecordBatch, StringArray};
+use arrow::array::{
+    ArrayRef, BooleanArray, Int16Array, Int32Array, Int8Array, RecordBatch, StringArray,
+};
 use arrow::datatypes::{DataType, Field, Schema};
 use datafusion::prelude::SessionContext;
 
@@ -39,30 +41,47 @@ fn table(columns: &[(&str, DataType)], rows: Vec<Vec<Cell>>) -> Prepared {
         .map(|(c, (_, t))| -> ArrayRef {
             let col = rows.iter().map(|r| r.get(c).cloned());
             match t {
-                DataType::Int32 => Arc::new(col.map(|v| match v {
-                    Some(Cell::I(x)) => x,
-                    _ => None,
-                }).collect::<Int32Array>()),
-                DataType::Int16 => Arc::new(col.map(|v| match v {
-                    Some(Cell::Small(x)) => x,
-                    _ => None,
-                }).collect::<Int16Array>()),
-                DataType::Int8 => Arc::new(col.map(|v| match v {
-                    Some(Cell::Tiny(x)) => x,
-                    _ => None,
-                }).collect::<Int8Array>()),
-                DataType::Boolean => Arc::new(col.map(|v| match v {
-                    Some(Cell::B(x)) => x,
-                    _ => None,
-                }).collect::<BooleanArray>()),
-                _ => Arc::new(col.map(|v| match v {
-                    Some(Cell::S(x)) => x,
-                    _ => None,
-                }).collect::<StringArray>()),
+                DataType::Int32 => Arc::new(
+                    col.map(|v| match v {
+                        Some(Cell::I(x)) => x,
+                        _ => None,
+                    })
+                    .collect::<Int32Array>(),
+                ),
+                DataType::Int16 => Arc::new(
+                    col.map(|v| match v {
+                        Some(Cell::Small(x)) => x,
+                        _ => None,
+                    })
+                    .collect::<Int16Array>(),
+                ),
+                DataType::Int8 => Arc::new(
+                    col.map(|v| match v {
+                        Some(Cell::Tiny(x)) => x,
+                        _ => None,
+                    })
+                    .collect::<Int8Array>(),
+                ),
+                DataType::Boolean => Arc::new(
+                    col.map(|v| match v {
+                        Some(Cell::B(x)) => x,
+                        _ => None,
+                    })
+                    .collect::<BooleanArray>(),
+                ),
+                _ => Arc::new(
+                    col.map(|v| match v {
+                        Some(Cell::S(x)) => x,
+                        _ => None,
+                    })
+                    .collect::<StringArray>(),
+                ),
             }
         })
         .collect();
-    let batches = RecordBatch::try_new(schema.clone(), arrays).into_iter().collect();
+    let batches = RecordBatch::try_new(schema.clone(), arrays)
+        .into_iter()
+        .collect();
     Prepared::Rows { schema, batches }
 }
 
@@ -110,12 +129,21 @@ pub fn schemas(ctx: &SessionContext, pattern: Option<&str>) -> Prepared {
         .into_iter()
         .map(|d| vec![s(d), s("")])
         .collect();
-    table(&[("TABLE_SCHEM", DataType::Utf8), ("TABLE_CATALOG", DataType::Utf8)], rows)
+    table(
+        &[
+            ("TABLE_SCHEM", DataType::Utf8),
+            ("TABLE_CATALOG", DataType::Utf8),
+        ],
+        rows,
+    )
 }
 
 /// GetTableTypes.
 pub fn table_types() -> Prepared {
-    table(&[("TABLE_TYPE", DataType::Utf8)], vec![vec![s("TABLE")], vec![s("VIEW")]])
+    table(
+        &[("TABLE_TYPE", DataType::Utf8)],
+        vec![vec![s("TABLE")], vec![s("VIEW")]],
+    )
 }
 
 fn table_type(t: datafusion::datasource::TableType) -> &'static str {
@@ -135,11 +163,15 @@ pub async fn tables(
     let mut rows = Vec::new();
     let catalog = ctx.catalog(CATALOG);
     for db in databases(ctx, schema_pattern) {
-        let Some(schema) = catalog.as_ref().and_then(|c| c.schema(&db)) else { continue };
+        let Some(schema) = catalog.as_ref().and_then(|c| c.schema(&db)) else {
+            continue;
+        };
         let mut names = schema.table_names();
         names.sort();
         for name in names.into_iter().filter(|n| jdbc_like(table_pattern, n)) {
-            let Ok(Some(t)) = schema.table(&name).await else { continue };
+            let Ok(Some(t)) = schema.table(&name).await else {
+                continue;
+            };
             let kind = table_type(t.table_type());
             if let Some(types) = types.filter(|t| !t.is_empty()) {
                 if !types.iter().any(|t| t.eq_ignore_ascii_case(kind)) {
@@ -234,7 +266,11 @@ pub fn column_size(t: &HiveType) -> Option<i32> {
 /// DECIMAL_DIGITS as Hive reports it.
 pub fn decimal_digits(t: &HiveType) -> Option<i32> {
     Some(match t {
-        HiveType::TinyInt | HiveType::SmallInt | HiveType::Int | HiveType::BigInt | HiveType::Boolean => 0,
+        HiveType::TinyInt
+        | HiveType::SmallInt
+        | HiveType::Int
+        | HiveType::BigInt
+        | HiveType::Boolean => 0,
         HiveType::Float => 7,
         HiveType::Double => 15,
         HiveType::Decimal(_, s) => i32::from(*s),
@@ -266,11 +302,15 @@ pub async fn columns(
     let mut rows = Vec::new();
     let catalog = ctx.catalog(CATALOG);
     for db in databases(ctx, schema_pattern) {
-        let Some(schema) = catalog.as_ref().and_then(|c| c.schema(&db)) else { continue };
+        let Some(schema) = catalog.as_ref().and_then(|c| c.schema(&db)) else {
+            continue;
+        };
         let mut names = schema.table_names();
         names.sort();
         for name in names.into_iter().filter(|n| jdbc_like(table_pattern, n)) {
-            let Ok(Some(t)) = schema.table(&name).await else { continue };
+            let Ok(Some(t)) = schema.table(&name).await else {
+                continue;
+            };
             for (i, f) in t.schema().fields().iter().enumerate() {
                 if !jdbc_like(column_pattern, f.name()) {
                     continue;
@@ -373,7 +413,10 @@ pub fn type_info() -> Prepared {
                 other => other.to_string().to_uppercase(),
             };
             let numeric = is_numeric(t);
-            let quoted = matches!(t, HiveType::String | HiveType::Varchar(_) | HiveType::Char(_));
+            let quoted = matches!(
+                t,
+                HiveType::String | HiveType::Varchar(_) | HiveType::Char(_)
+            );
             vec![
                 s(name.clone()),
                 Cell::I(Some(jdbc_type(t))),
@@ -387,7 +430,16 @@ pub fn type_info() -> Prepared {
                 }),
                 Cell::Small(Some(1)),
                 Cell::B(Some(quoted)),
-                Cell::Small(Some(if matches!(t, HiveType::Array(_) | HiveType::Map(_, _) | HiveType::Struct(_)) { 0 } else { 3 })),
+                Cell::Small(Some(
+                    if matches!(
+                        t,
+                        HiveType::Array(_) | HiveType::Map(_, _) | HiveType::Struct(_)
+                    ) {
+                        0
+                    } else {
+                        3
+                    },
+                )),
                 Cell::B(Some(!numeric)),
                 Cell::B(Some(false)),
                 Cell::B(Some(false)),
@@ -436,13 +488,26 @@ pub fn functions(ctx: &SessionContext, pattern: &str) -> Prepared {
     names.extend(state.scalar_functions().keys().map(|k| (k.clone(), 1)));
     names.extend(state.aggregate_functions().keys().map(|k| (k.clone(), 1)));
     names.extend(state.window_functions().keys().map(|k| (k.clone(), 1)));
-    names.extend(["range", "generate_series"].iter().map(|k| (k.to_string(), 2)));
+    names.extend(
+        ["range", "generate_series"]
+            .iter()
+            .map(|k| (k.to_string(), 2)),
+    );
     names.sort();
     names.dedup_by(|a, b| a.0 == b.0);
     let rows = names
         .into_iter()
         .filter(|(n, _)| jdbc_like(Some(pattern), n))
-        .map(|(n, kind)| vec![Cell::S(None), Cell::S(None), s(n.clone()), s(""), Cell::I(Some(kind)), s(n)])
+        .map(|(n, kind)| {
+            vec![
+                Cell::S(None),
+                Cell::S(None),
+                s(n.clone()),
+                s(""),
+                Cell::I(Some(kind)),
+                s(n),
+            ]
+        })
         .collect();
     table(
         &[

@@ -7,11 +7,10 @@ use std::fmt::Write;
 use arrow::array::temporal_conversions::{as_date, as_datetime};
 use arrow::array::{Array, AsArray};
 use arrow::datatypes::{
-    DataType, Date32Type, Date64Type, Float16Type, Float32Type, Float64Type, Int16Type,
-    Int32Type, Int64Type, Int8Type, IntervalDayTimeType, IntervalMonthDayNanoType,
-    IntervalUnit, IntervalYearMonthType, TimeUnit, TimestampMicrosecondType,
-    TimestampMillisecondType, TimestampNanosecondType, TimestampSecondType, UInt16Type,
-    UInt32Type, UInt64Type, UInt8Type,
+    DataType, Date32Type, Date64Type, Float16Type, Float32Type, Float64Type, Int16Type, Int32Type,
+    Int64Type, Int8Type, IntervalDayTimeType, IntervalMonthDayNanoType, IntervalUnit,
+    IntervalYearMonthType, TimeUnit, TimestampMicrosecondType, TimestampMillisecondType,
+    TimestampNanosecondType, TimestampSecondType, UInt16Type, UInt32Type, UInt64Type, UInt8Type,
 };
 use arrow::util::display::array_value_to_string;
 use chrono::NaiveDateTime;
@@ -120,9 +119,7 @@ fn write_scalar(out: &mut String, array: &dyn Array, row: usize, nested: bool) {
         DataType::UInt16 => array.as_primitive::<UInt16Type>().value(row).to_string(),
         DataType::UInt32 => array.as_primitive::<UInt32Type>().value(row).to_string(),
         DataType::UInt64 => array.as_primitive::<UInt64Type>().value(row).to_string(),
-        DataType::Float16 => {
-            java_float(f32::from(array.as_primitive::<Float16Type>().value(row)))
-        }
+        DataType::Float16 => java_float(f32::from(array.as_primitive::<Float16Type>().value(row))),
         DataType::Float32 => java_float(array.as_primitive::<Float32Type>().value(row)),
         DataType::Float64 => java_double(array.as_primitive::<Float64Type>().value(row)),
         DataType::Date32 => {
@@ -171,7 +168,10 @@ fn write_scalar(out: &mut String, array: &dyn Array, row: usize, nested: bool) {
         | DataType::Decimal64(_, _)
         | DataType::Decimal128(_, _)
         | DataType::Decimal256(_, _) => array_value_to_string(array, row).unwrap_or_default(),
-        _ => quoted_if(nested, array_value_to_string(array, row).unwrap_or_default()),
+        _ => quoted_if(
+            nested,
+            array_value_to_string(array, row).unwrap_or_default(),
+        ),
     };
     out.push_str(&text);
 }
@@ -189,14 +189,15 @@ fn quoted_if(nested: bool, s: String) -> String {
 }
 
 fn date_text(d: Option<chrono::NaiveDate>) -> String {
-    d.map(|d| d.format("%Y-%m-%d").to_string()).unwrap_or_default()
+    d.map(|d| d.format("%Y-%m-%d").to_string())
+        .unwrap_or_default()
 }
 
 fn timestamp_text(array: &dyn Array, row: usize, unit: &TimeUnit) -> String {
     let dt: Option<NaiveDateTime> = match unit {
-        TimeUnit::Second => {
-            as_datetime::<TimestampSecondType>(array.as_primitive::<TimestampSecondType>().value(row))
-        }
+        TimeUnit::Second => as_datetime::<TimestampSecondType>(
+            array.as_primitive::<TimestampSecondType>().value(row),
+        ),
         TimeUnit::Millisecond => as_datetime::<TimestampMillisecondType>(
             array.as_primitive::<TimestampMillisecondType>().value(row),
         ),
@@ -313,17 +314,25 @@ mod tests {
     #[test]
     fn primitives_render_as_hive() {
         let ts = TimestampMicrosecondArray::from(vec![Some(1_577_836_800_123_400), Some(0), None]);
-        assert_eq!(cell_text(&ts, 0).as_deref(), Some("2020-01-01 00:00:00.1234"));
+        assert_eq!(
+            cell_text(&ts, 0).as_deref(),
+            Some("2020-01-01 00:00:00.1234")
+        );
         assert_eq!(cell_text(&ts, 1).as_deref(), Some("1970-01-01 00:00:00"));
         assert_eq!(cell_text(&ts, 2), None);
-        let d = Decimal128Array::from(vec![150]).with_precision_and_scale(10, 2).expect("valid");
+        let d = Decimal128Array::from(vec![150])
+            .with_precision_and_scale(10, 2)
+            .expect("valid");
         assert_eq!(cell_text(&d, 0).as_deref(), Some("1.50"));
         assert_eq!(java_double(1.0), "1.0");
         assert_eq!(java_double(1e10), "1.0E10");
         assert_eq!(java_double(0.25), "0.25");
         assert_eq!(java_double(1.5e-5), "1.5E-5");
         assert_eq!(year_month_text(14), "1-2");
-        assert_eq!(day_time_text(NANOS_PER_DAY + 3_723_000_000_000), "1 01:02:03.000000000");
+        assert_eq!(
+            day_time_text(NANOS_PER_DAY + 3_723_000_000_000),
+            "1 01:02:03.000000000"
+        );
     }
 
     #[test]

@@ -5,9 +5,9 @@
 use std::ops::ControlFlow;
 
 use datafusion::sql::sqlparser::ast::{
-    visit_expressions_mut, CastKind, CharacterLength, DataType, DateTimeField, Expr, Function, FunctionArg, FunctionArgExpr,
-    FunctionArgumentList, FunctionArguments, Ident, ObjectName, ObjectNamePart, SelectItem,
-    SetExpr, Statement, Value, ValueWithSpan,
+    visit_expressions_mut, CastKind, CharacterLength, DataType, DateTimeField, Expr, Function,
+    FunctionArg, FunctionArgExpr, FunctionArgumentList, FunctionArguments, Ident, ObjectName,
+    ObjectNamePart, SelectItem, SetExpr, Statement, Value, ValueWithSpan,
 };
 
 /// Applies every rewrite to `statement`.
@@ -33,14 +33,17 @@ fn function_name(f: &Function) -> Option<String> {
 
 fn plain_args(f: &Function) -> Option<Vec<Expr>> {
     match &f.args {
-        FunctionArguments::List(list) if list.clauses.is_empty() && list.duplicate_treatment.is_none() => list
-            .args
-            .iter()
-            .map(|a| match a {
-                FunctionArg::Unnamed(FunctionArgExpr::Expr(e)) => Some(e.clone()),
-                _ => None,
-            })
-            .collect(),
+        FunctionArguments::List(list)
+            if list.clauses.is_empty() && list.duplicate_treatment.is_none() =>
+        {
+            list.args
+                .iter()
+                .map(|a| match a {
+                    FunctionArg::Unnamed(FunctionArgExpr::Expr(e)) => Some(e.clone()),
+                    _ => None,
+                })
+                .collect()
+        }
         FunctionArguments::None => Some(vec![]),
         _ => None,
     }
@@ -74,7 +77,10 @@ fn hive_function(f: &mut Function) {
         "array" => f.name = ObjectName(vec![ObjectNamePart::Identifier(Ident::new("make_array"))]),
         "map" => {
             let Some(args) = plain_args(f) else { return };
-            let is_list = |e: &Expr| matches!(e, Expr::Array(_)) || matches!(e, Expr::Function(g) if function_name(g).as_deref() == Some("make_array"));
+            let is_list = |e: &Expr| {
+                matches!(e, Expr::Array(_))
+                    || matches!(e, Expr::Function(g) if function_name(g).as_deref() == Some("make_array"))
+            };
             if args.len() == 2 && args.iter().all(is_list) {
                 return;
             }
@@ -83,7 +89,10 @@ fn hive_function(f: &mut Function) {
             }
             let keys = args.iter().step_by(2).cloned().collect();
             let values = args.iter().skip(1).step_by(2).cloned().collect();
-            if let Expr::Function(g) = call("map", vec![call("make_array", keys), call("make_array", values)]) {
+            if let Expr::Function(g) = call(
+                "map",
+                vec![call("make_array", keys), call("make_array", values)],
+            ) {
                 *f = g;
             }
         }
@@ -97,7 +106,8 @@ fn name_result_columns(body: &mut SetExpr) {
     match body {
         SetExpr::Select(select) => {
             for (i, item) in select.projection.iter_mut().enumerate() {
-                if let SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } = item {
+                if let SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } = item
+                {
                     let _ = visit_expressions_mut(e, |x| {
                         int_literal(x);
                         ControlFlow::<()>::Continue(())
@@ -147,18 +157,34 @@ fn hive_typed(e: &mut Expr) {
         }
     }
     let declared = match e {
-        Expr::Cast { kind: CastKind::Cast, data_type, .. } => match data_type {
+        Expr::Cast {
+            kind: CastKind::Cast,
+            data_type,
+            ..
+        } => match data_type {
             DataType::Varchar(Some(CharacterLength::IntegerLength { length, .. }))
-            | DataType::CharVarying(Some(CharacterLength::IntegerLength { length, .. })) => format!("varchar({length})"),
+            | DataType::CharVarying(Some(CharacterLength::IntegerLength { length, .. })) => {
+                format!("varchar({length})")
+            }
             DataType::Char(Some(CharacterLength::IntegerLength { length, .. }))
-            | DataType::Character(Some(CharacterLength::IntegerLength { length, .. })) => format!("char({length})"),
+            | DataType::Character(Some(CharacterLength::IntegerLength { length, .. })) => {
+                format!("char({length})")
+            }
             _ => return,
         },
         Expr::Interval(i)
             if matches!(
                 i.leading_field,
-                Some(DateTimeField::Year | DateTimeField::Years | DateTimeField::Month | DateTimeField::Months)
-            ) && matches!(i.last_field, None | Some(DateTimeField::Month | DateTimeField::Months)) =>
+                Some(
+                    DateTimeField::Year
+                        | DateTimeField::Years
+                        | DateTimeField::Month
+                        | DateTimeField::Months
+                )
+            ) && matches!(
+                i.last_field,
+                None | Some(DateTimeField::Month | DateTimeField::Months)
+            ) =>
         {
             "interval_year_month".to_string()
         }

@@ -7,7 +7,10 @@ use std::sync::Arc;
 
 use arrow::array::{ArrayRef, RecordBatch, StringArray};
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
-use datafusion::catalog::{CatalogProvider, CatalogProviderList, MemoryCatalogProvider, MemoryCatalogProviderList, MemorySchemaProvider};
+use datafusion::catalog::{
+    CatalogProvider, CatalogProviderList, MemoryCatalogProvider, MemoryCatalogProviderList,
+    MemorySchemaProvider,
+};
 use datafusion::execution::runtime_env::RuntimeEnv;
 use datafusion::execution::session_state::SessionStateBuilder;
 use datafusion::logical_expr::LogicalPlan;
@@ -78,7 +81,10 @@ impl Engine {
             .with_information_schema(true)
             .with_batch_size(self.batch_size)
             .set_bool("datafusion.sql_parser.map_string_types_to_utf8view", false)
-            .set_bool("datafusion.execution.parquet.schema_force_view_types", false);
+            .set_bool(
+                "datafusion.execution.parquet.schema_force_view_types",
+                false,
+            );
         let state = SessionStateBuilder::new()
             .with_config(config)
             .with_runtime_env(self.runtime.clone())
@@ -277,7 +283,10 @@ impl SqlSession {
         }
         let mut statement = statements.remove(0);
         rewrite::to_datafusion(&mut statement);
-        let explain = matches!(statement, datafusion::sql::sqlparser::ast::Statement::Explain { .. });
+        let explain = matches!(
+            statement,
+            datafusion::sql::sqlparser::ast::Statement::Explain { .. }
+        );
         let state = self.ctx.state();
         let plan = state
             .statement_to_plan(DfStatement::Statement(Box::new(statement)))
@@ -420,7 +429,10 @@ impl SqlSession {
 }
 
 /// Runs a plan and returns its record-batch stream.
-pub async fn execute(ctx: &SessionContext, plan: LogicalPlan) -> Result<SendableRecordBatchStream, SqlError> {
+pub async fn execute(
+    ctx: &SessionContext,
+    plan: LogicalPlan,
+) -> Result<SendableRecordBatchStream, SqlError> {
     let df = ctx
         .execute_logical_plan(plan)
         .await
@@ -449,7 +461,11 @@ fn strip_statement(sql: &str) -> &str {
     let mut s = sql.trim();
     loop {
         if let Some(rest) = s.strip_prefix("--") {
-            s = rest.split_once('\n').map(|(_, r)| r).unwrap_or("").trim_start();
+            s = rest
+                .split_once('\n')
+                .map(|(_, r)| r)
+                .unwrap_or("")
+                .trim_start();
         } else {
             break;
         }

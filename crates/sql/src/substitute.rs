@@ -23,7 +23,11 @@ pub fn substitute(
     current
 }
 
-fn one_pass(text: &str, hivevar: &BTreeMap<String, String>, hiveconf: &BTreeMap<String, String>) -> String {
+fn one_pass(
+    text: &str,
+    hivevar: &BTreeMap<String, String>,
+    hiveconf: &BTreeMap<String, String>,
+) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(start) = rest.find("${") {
@@ -44,7 +48,11 @@ fn one_pass(text: &str, hivevar: &BTreeMap<String, String>, hiveconf: &BTreeMap<
     out
 }
 
-fn resolve(name: &str, hivevar: &BTreeMap<String, String>, hiveconf: &BTreeMap<String, String>) -> Option<String> {
+fn resolve(
+    name: &str,
+    hivevar: &BTreeMap<String, String>,
+    hiveconf: &BTreeMap<String, String>,
+) -> Option<String> {
     if let Some(k) = name.strip_prefix("hivevar:") {
         return hivevar.get(k).cloned();
     }
@@ -66,15 +74,24 @@ mod tests {
 
     #[test]
     fn substitutes_hive_style() {
-        let vars: BTreeMap<_, _> = [("t".to_string(), "42".to_string()), ("n".to_string(), "${t}".to_string())]
-            .into_iter()
-            .collect();
+        let vars: BTreeMap<_, _> = [
+            ("t".to_string(), "42".to_string()),
+            ("n".to_string(), "${t}".to_string()),
+        ]
+        .into_iter()
+        .collect();
         let conf: BTreeMap<_, _> = [("a.b".to_string(), "x".to_string())].into_iter().collect();
         assert_eq!(
-            substitute("select ${hivevar:t}, '${hiveconf:a.b}', ${n}, ${missing}", &vars, &conf),
+            substitute(
+                "select ${hivevar:t}, '${hiveconf:a.b}', ${n}, ${missing}",
+                &vars,
+                &conf
+            ),
             "select 42, 'x', 42, ${missing}"
         );
-        let self_ref: BTreeMap<_, _> = [("x".to_string(), "${x}1".to_string())].into_iter().collect();
+        let self_ref: BTreeMap<_, _> = [("x".to_string(), "${x}1".to_string())]
+            .into_iter()
+            .collect();
         assert!(substitute("${x}", &self_ref, &conf).len() < 200);
     }
 }

@@ -124,7 +124,9 @@ impl HiveType {
     pub fn parse(s: &str) -> Option<HiveType> {
         let s = s.trim().to_ascii_lowercase();
         let (base, args) = match s.find('(') {
-            Some(i) if s.ends_with(')') => (s[..i].trim().to_string(), Some(&s[i + 1..s.len() - 1])),
+            Some(i) if s.ends_with(')') => {
+                (s[..i].trim().to_string(), Some(&s[i + 1..s.len() - 1]))
+            }
             _ => (s.clone(), None),
         };
         let nums: Vec<i64> = args
@@ -140,7 +142,9 @@ impl HiveType {
             ("double", []) => HiveType::Double,
             ("decimal", []) => HiveType::Decimal(10, 0),
             ("decimal", [p]) => HiveType::Decimal(u8::try_from(*p).ok()?, 0),
-            ("decimal", [p, s]) => HiveType::Decimal(u8::try_from(*p).ok()?, i8::try_from(*s).ok()?),
+            ("decimal", [p, s]) => {
+                HiveType::Decimal(u8::try_from(*p).ok()?, i8::try_from(*s).ok()?)
+            }
             ("string", []) => HiveType::String,
             ("varchar", [n]) => HiveType::Varchar(u32::try_from(*n).ok()?),
             ("char", [n]) => HiveType::Char(u32::try_from(*n).ok()?),
@@ -153,7 +157,10 @@ impl HiveType {
 
     /// Whether the type is ARRAY, MAP or STRUCT.
     pub fn is_complex(&self) -> bool {
-        matches!(self, HiveType::Array(_) | HiveType::Map(_, _) | HiveType::Struct(_))
+        matches!(
+            self,
+            HiveType::Array(_) | HiveType::Map(_, _) | HiveType::Struct(_)
+        )
     }
 }
 
@@ -195,7 +202,6 @@ impl fmt::Display for HiveType {
     }
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -219,7 +225,10 @@ mod tests {
         ));
         assert_eq!(t.to_string(), "map<string,decimal(9,2)>");
         assert_eq!(HiveType::parse("VARCHAR(12)"), Some(HiveType::Varchar(12)));
-        assert_eq!(HiveType::parse("decimal(38, 10)"), Some(HiveType::Decimal(38, 10)));
+        assert_eq!(
+            HiveType::parse("decimal(38, 10)"),
+            Some(HiveType::Decimal(38, 10))
+        );
         assert_eq!(HiveType::parse("nonsense"), None);
     }
 }
