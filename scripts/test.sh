@@ -13,7 +13,9 @@ CACHE="${APIARY_CACHE:-$HOME/.cache/apiary}"
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$CACHE/target}"
 mkdir -p "$CACHE"
 
-echo "== cargo build and test"
+echo "== cargo fmt, clippy, build and test"
+cargo fmt --all -- --check
+cargo clippy --workspace --all-targets -- -D warnings
 cargo build --workspace --bins
 cargo test --workspace
 

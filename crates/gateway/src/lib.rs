@@ -257,9 +257,13 @@ impl Gateway {
         let ctx = sql.context().clone();
         drop(sql);
         let (schema, source) = match prepared {
-            Ok(Prepared::Query { plan, schema }) => {
-                (Some(schema), ResultSource::Plan { ctx, plan })
-            }
+            Ok(Prepared::Query { plan, schema }) => (
+                Some(schema),
+                ResultSource::Plan {
+                    ctx,
+                    plan: Box::new(plan),
+                },
+            ),
             Ok(Prepared::Rows { schema, batches }) => {
                 (Some(schema), ResultSource::Rows(Arc::new(batches)))
             }

@@ -114,7 +114,7 @@ pub enum ResultSource {
         /// The session's context.
         ctx: SessionContext,
         /// The planned query.
-        plan: LogicalPlan,
+        plan: Box<LogicalPlan>,
     },
     /// Rows computed up front.
     Rows(Arc<Vec<RecordBatch>>),
@@ -426,7 +426,7 @@ impl Operation {
         let deadline = self.timeout.map(|t| tokio::time::Instant::now() + t);
         let mut stream = match &self.source {
             ResultSource::Plan { ctx, plan } => {
-                let run = execute(ctx, plan.clone());
+                let run = execute(ctx, plan.as_ref().clone());
                 let result = match deadline {
                     Some(d) => tokio::time::timeout_at(d, run)
                         .await

@@ -192,7 +192,7 @@ pub async fn tables(
             ]);
         }
     }
-    rows.sort_by(|a, b| key(a, &[3, 1, 2]).cmp(&key(b, &[3, 1, 2])));
+    rows.sort_by_key(|r| key(r, &[3, 1, 2]));
     Ok(table(
         &[
             ("TABLE_CAT", DataType::Utf8),

@@ -459,16 +459,12 @@ pub fn string_rows(column: &str, values: Vec<String>) -> Prepared {
 /// Removes leading comments, surrounding blanks and trailing semicolons.
 fn strip_statement(sql: &str) -> &str {
     let mut s = sql.trim();
-    loop {
-        if let Some(rest) = s.strip_prefix("--") {
-            s = rest
-                .split_once('\n')
-                .map(|(_, r)| r)
-                .unwrap_or("")
-                .trim_start();
-        } else {
-            break;
-        }
+    while let Some(rest) = s.strip_prefix("--") {
+        s = rest
+            .split_once('\n')
+            .map(|(_, r)| r)
+            .unwrap_or("")
+            .trim_start();
     }
     s.trim_end().trim_end_matches(';').trim_end()
 }
