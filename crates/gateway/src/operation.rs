@@ -516,14 +516,18 @@ impl Operation {
         self.cancel.cancel();
     }
 
+    fn invalid_handle(&self) -> GatewayError {
+        GatewayError::InvalidHandle(format!(
+            "Invalid OperationHandle: OperationHandle [opType={:?}, getHandleIdentifier()={}]",
+            self.kind, self.handle
+        ))
+    }
+
     /// Cancels the operation: stops DataFusion's work and drops buffered results.
     pub fn cancel(&self) -> Result<(), GatewayError> {
         self.touch();
         match self.state() {
-            OperationState::Closed => Err(GatewayError::InvalidHandle(format!(
-                "Invalid OperationHandle: OperationHandle [opType={:?}, getHandleIdentifier()={}]",
-                self.kind, self.handle
-            ))),
+            OperationState::Closed => Err(self.invalid_handle()),
             OperationState::Canceled | OperationState::Error | OperationState::TimedOut => Ok(()),
             _ => {
                 self.cancel.cancel();
@@ -605,10 +609,7 @@ impl Operation {
             OperationState::Canceled => Err(GatewayError::InvalidState(
                 "Query was cancelled; no results can be fetched".into(),
             )),
-            OperationState::Closed => Err(GatewayError::InvalidHandle(format!(
-                "Invalid OperationHandle: OperationHandle [opType={:?}, getHandleIdentifier()={}]",
-                self.kind, self.handle
-            ))),
+            OperationState::Closed => Err(self.invalid_handle()),
             OperationState::Error | OperationState::TimedOut => Err(GatewayError::InvalidState(
                 p.error
                     .as_ref()
