@@ -6,6 +6,7 @@
 pub mod error;
 pub mod functions;
 pub mod metadata;
+pub mod pattern;
 pub mod render;
 mod rewrite;
 pub mod session;

@@ -10,6 +10,7 @@ use arrow::datatypes::{DataType, Field, Schema};
 use datafusion::prelude::SessionContext;
 
 use crate::error::SqlError;
+use crate::pattern::jdbc_like;
 use crate::session::{Prepared, CATALOG};
 use crate::types::HiveType;
 
@@ -83,27 +84,6 @@ fn table(columns: &[(&str, DataType)], rows: Vec<Vec<Cell>>) -> Prepared {
         .into_iter()
         .collect();
     Prepared::Rows { schema, batches }
-}
-
-/// JDBC pattern matching: `%` any sequence, `_` one character, `\` escapes; case-insensitive.
-/// A missing or empty pattern (or `*`) matches everything.
-pub fn jdbc_like(pattern: Option<&str>, name: &str) -> bool {
-    let Some(p) = pattern.filter(|p| !p.is_empty() && *p != "*") else {
-        return true;
-    };
-    let p: Vec<char> = p.to_lowercase().chars().collect();
-    let n: Vec<char> = name.to_lowercase().chars().collect();
-    like_at(&p, &n)
-}
-
-fn like_at(p: &[char], n: &[char]) -> bool {
-    match p.first() {
-        None => n.is_empty(),
-        Some('%') | Some('*') => (0..=n.len()).any(|i| like_at(&p[1..], &n[i..])),
-        Some('_') => !n.is_empty() && like_at(&p[1..], &n[1..]),
-        Some('\\') if p.len() > 1 => n.first() == Some(&p[1]) && like_at(&p[2..], &n[1..]),
-        Some(c) => n.first() == Some(c) && like_at(&p[1..], &n[1..]),
-    }
 }
 
 fn databases(ctx: &SessionContext, pattern: Option<&str>) -> Vec<String> {
@@ -558,19 +538,4 @@ pub fn cross_reference() -> Prepared {
         ],
         vec![],
     )
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn jdbc_patterns() {
-        assert!(jdbc_like(Some("def%"), "default"));
-        assert!(jdbc_like(Some("d_fault"), "default"));
-        assert!(!jdbc_like(Some("d\\_fault"), "default"));
-        assert!(jdbc_like(Some("a\\_b"), "a_b"));
-        assert!(jdbc_like(None, "x"));
-        assert!(!jdbc_like(Some("x%"), "default"));
-    }
 }

@@ -21,6 +21,7 @@ use datafusion::sql::sqlparser::dialect::HiveDialect;
 use datafusion::sql::sqlparser::parser::{Parser, ParserError};
 
 use crate::error::SqlError;
+use crate::pattern::hive_like;
 use crate::rewrite;
 use crate::substitute::substitute;
 
@@ -478,39 +479,6 @@ fn like_pattern(text: &str) -> Option<String> {
     Some(rest[..end].to_string())
 }
 
-/// Hive's SHOW ... LIKE matching: `*` any sequence, `|` alternatives, case-insensitive.
-pub fn hive_like(pattern: &str, name: &str) -> bool {
-    pattern.split('|').any(|alt| {
-        let alt = alt.trim().to_ascii_lowercase();
-        glob(alt.as_bytes(), name.to_ascii_lowercase().as_bytes())
-    })
-}
-
-fn glob(p: &[u8], s: &[u8]) -> bool {
-    let (mut pi, mut si) = (0, 0);
-    let (mut star, mut mark) = (None, 0);
-    while si < s.len() {
-        if pi < p.len() && (p[pi] == b'?' || p[pi] == s[si]) && p[pi] != b'*' {
-            pi += 1;
-            si += 1;
-        } else if pi < p.len() && (p[pi] == b'*' || p[pi] == b'%') {
-            star = Some(pi);
-            mark = si;
-            pi += 1;
-        } else if let Some(sp) = star {
-            pi = sp + 1;
-            mark += 1;
-            si = mark;
-        } else {
-            return false;
-        }
-    }
-    while pi < p.len() && (p[pi] == b'*' || p[pi] == b'%') {
-        pi += 1;
-    }
-    pi == p.len()
-}
-
 fn parse_error(e: ParserError) -> SqlError {
     let msg = match &e {
         ParserError::ParserError(m) | ParserError::TokenizerError(m) => m.clone(),
@@ -541,13 +509,5 @@ mod tests {
     fn statements_are_stripped() {
         assert_eq!(strip_statement("  -- hello\nselect 1 ;; "), "select 1");
         assert_eq!(strip_statement("-- only a comment"), "");
-    }
-
-    #[test]
-    fn hive_like_matches_stars_and_alternatives() {
-        assert!(hive_like("def*", "default"));
-        assert!(hive_like("x|default", "default"));
-        assert!(!hive_like("abc*", "default"));
-        assert!(hive_like("*", "anything"));
     }
 }
