@@ -149,7 +149,7 @@ struct Reader {
 }
 
 struct Log {
-    lines: Vec<String>,
+    lines: std::collections::VecDeque<String>,
     read: usize,
 }
 
@@ -225,7 +225,7 @@ impl Operation {
             }),
             state_tx,
             log: Mutex::new(Log {
-                lines: Vec::new(),
+                lines: std::collections::VecDeque::new(),
                 read: 0,
             }),
             reader: tokio::sync::Mutex::new(Reader {
@@ -307,12 +307,12 @@ impl Operation {
     pub fn log(&self, level: &str, line: impl AsRef<str>) {
         let mut log = self.log.lock();
         if log.lines.len() >= MAX_LOG_LINES {
-            log.lines.remove(0);
+            log.lines.pop_front();
             log.read = log.read.saturating_sub(1);
         }
         let stamp = chrono::Local::now().format("%Y-%m-%d %H:%M:%S%.3f");
         log.lines
-            .push(format!("{stamp} {level:<5} : {}", line.as_ref()));
+            .push_back(format!("{stamp} {level:<5} : {}", line.as_ref()));
     }
 
     /// Log lines not yet read (or all of them from the start when `from_start`).
@@ -326,7 +326,7 @@ impl Operation {
             .lines
             .len()
             .min(log.read.saturating_add(max_lines.max(1)));
-        let out = log.lines[log.read..end].to_vec();
+        let out = log.lines.range(log.read..end).cloned().collect();
         log.read = end;
         out
     }
