@@ -1,13 +1,19 @@
 """Benchmark (prints figures, asserts nothing): SELECT 1 round trips through impyla, rows/s
-fetching 1M rows (bigint, string, double) through impyla and PyHive, and server RSS.
+fetching 1M rows (bigint, string, double) through impyla, PyHive and the Hive JDBC driver, and
+server RSS.
 
 Usage: APIARY_BIN=target/release/apiary python bench/hs2_bench.py [ROWS] [ROUND_TRIPS]
 """
 
 import os
+import re
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
+
+import pyspark
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "clients"))
 from conftest import Server  # noqa: E402
@@ -34,6 +40,20 @@ def fetch_rate(conn, batch=10_000):
     return n / elapsed
 
 
+def jdbc_rate(srv, batch=10_000):
+    """Rows/s through the Hive JDBC driver (bench/JdbcFetchBench.java, compiled here)."""
+    jars = os.path.join(os.path.dirname(pyspark.__file__), "jars", "*")
+    src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "JdbcFetchBench.java")
+    out = tempfile.mkdtemp(prefix="apiary-bench-")
+    subprocess.run(["javac", "-cp", jars, "-d", out, src], check=True)
+    url = f"jdbc:hive2://127.0.0.1:{srv.binary_port}/default"
+    r = subprocess.run(["java", "-cp", f"{out}:{jars}", "JdbcFetchBench", url, QUERY, str(batch)],
+                       capture_output=True, text=True, check=True)
+    m = re.search(r"rows=(\d+) seconds=[\d.]+ rate=(\d+)", r.stdout)
+    assert m and int(m.group(1)) == ROWS, r.stdout + r.stderr
+    return float(m.group(2))
+
+
 def main():
     srv = Server()
     try:
@@ -55,6 +75,9 @@ def main():
             c.close()
             print(f"{ROWS} rows (bigint, string, double) via {name}: {rate / 1e6:.3f} M rows/s; "
                   f"server RSS after: {srv.rss_kib() / 1024:.1f} MiB")
+        rate = jdbc_rate(srv)
+        print(f"{ROWS} rows (bigint, string, double) via hive-jdbc 2.3: {rate / 1e6:.3f} M rows/s; "
+              f"server RSS after: {srv.rss_kib() / 1024:.1f} MiB")
         conn.close()
     finally:
         srv.stop()

@@ -205,3 +205,99 @@ def test_catalog_rpcs_answer(raw):
     assert "DECIMAL" in names and "TIMESTAMP" in names
     r = client.GetCatalogs(T.TGetCatalogsReq(sessionHandle=session))
     assert fetch(client, r.operationHandle, 100).results.columns[0].stringVal.values == []
+
+
+def test_row_based_results_below_v6(raw):
+    """A client opening at V5 gets TRow results (columns arrived in V6)."""
+    client, _, _ = raw
+    opened = client.OpenSession(T.TOpenSessionReq(client_protocol=T.TProtocolVersion.HIVE_CLI_SERVICE_PROTOCOL_V5,
+                                                  username="old_client"))
+    assert opened.serverProtocolVersion == T.TProtocolVersion.HIVE_CLI_SERVICE_PROTOCOL_V5
+    s = opened.sessionHandle
+    op = execute(client, s, "SELECT 7 AS i, 'x' AS s, CAST(NULL AS DOUBLE) AS d", run_async=False).operationHandle
+    r = fetch(client, op, 10)
+    assert r.results.columns is None
+    (row,) = r.results.rows
+    assert row.colVals[0].i32Val.value == 7
+    assert row.colVals[1].stringVal.value == "x"
+    assert row.colVals[2].doubleVal.value is None
+    client.CloseSession(T.TCloseSessionReq(sessionHandle=s))
+
+
+def _raw_call(client, name, req_fields):
+    """Sends an RPC PyHive's generated client lacks; `req_fields` writes the request struct."""
+    from thrift.Thrift import TMessageType, TType
+
+    oprot, iprot = client._oprot, client._iprot
+    oprot.writeMessageBegin(name, TMessageType.CALL, 99)
+    oprot.writeStructBegin("args")
+    oprot.writeFieldBegin("req", TType.STRUCT, 1)
+    oprot.writeStructBegin("req")
+    req_fields(oprot)
+    oprot.writeFieldStop()
+    oprot.writeStructEnd()
+    oprot.writeFieldEnd()
+    oprot.writeFieldStop()
+    oprot.writeStructEnd()
+    oprot.writeMessageEnd()
+    oprot.trans.flush()
+    _name, mtype, seq = iprot.readMessageBegin()
+    assert mtype == TMessageType.REPLY and seq == 99
+    values = {}
+    iprot.readStructBegin()
+    while True:
+        _, ftype, fid = iprot.readFieldBegin()
+        if ftype == TType.STOP:
+            break
+        assert fid == 0 and ftype == TType.STRUCT
+        iprot.readStructBegin()
+        while True:
+            _, t2, id2 = iprot.readFieldBegin()
+            if t2 == TType.STOP:
+                break
+            if t2 == TType.STRING:
+                values[id2] = iprot.readString()
+            elif t2 == TType.STRUCT and id2 == 1:
+                status = T.TStatus()
+                status.read(iprot)
+                values[id2] = status
+            else:
+                iprot.skip(t2)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+        iprot.readFieldEnd()
+    iprot.readStructEnd()
+    iprot.readMessageEnd()
+    return values
+
+
+def test_get_query_id_and_set_client_info(raw):
+    from thrift.Thrift import TType
+
+    client, session, _ = raw
+    op = execute(client, session, "SELECT 1", run_async=False).operationHandle
+
+    def query_id_req(oprot):
+        oprot.writeFieldBegin("operationHandle", TType.STRUCT, 1)
+        op.write(oprot)
+        oprot.writeFieldEnd()
+
+    qid = _raw_call(client, "GetQueryId", query_id_req)[1]
+    assert qid.startswith("apiary_"), qid
+
+    def client_info_req(oprot):
+        oprot.writeFieldBegin("sessionHandle", TType.STRUCT, 1)
+        session.write(oprot)
+        oprot.writeFieldEnd()
+        oprot.writeFieldBegin("configuration", TType.MAP, 2)
+        oprot.writeMapBegin(TType.STRING, TType.STRING, 1)
+        oprot.writeString("ApplicationName")
+        oprot.writeString("tests")
+        oprot.writeMapEnd()
+        oprot.writeFieldEnd()
+
+    status = _raw_call(client, "SetClientInfo", client_info_req)[1]
+    assert status.statusCode == T.TStatusCode.SUCCESS_STATUS
+    # The session still works afterwards.
+    r = execute(client, session, "SELECT 2", run_async=False)
+    assert r.status.statusCode == T.TStatusCode.SUCCESS_STATUS
