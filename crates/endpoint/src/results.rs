@@ -164,6 +164,10 @@ fn null_bitmap(arrays: &[&dyn Array]) -> Binary {
             i += 1;
         }
     }
+    // Like Hive (Java's BitSet.toByteArray), trailing zero bytes are left out: clients treat
+    // missing bits as "not null", and some decode every byte they get.
+    let len = bits.iter().rposition(|b| *b != 0).map_or(0, |i| i + 1);
+    bits.truncate(len);
     Binary(bits)
 }
 
