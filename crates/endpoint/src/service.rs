@@ -60,6 +60,7 @@ pub async fn handle_message(
         }
     }
     let used = probe.position();
+    tracing::trace!(method = %header.name, bytes = used, "call");
     let mut d = Decoder::new(&buf[..used]);
     // Re-read the header on the bounded slice, then dispatch on the arguments.
     let _ = read_call_header(&mut d)?;
@@ -600,6 +601,7 @@ async fn fetch_results(gw: &Gateway, req: &TFetchResultsReq) -> TFetchResultsRes
             results: None,
         };
     };
+    tracing::trace!(max_rows, from_start, "FetchResults");
     match op.fetch(max_rows, from_start).await {
         Ok(FetchedRows {
             batches,
