@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use apiary_gateway::{Gateway, Handle};
 use apiary_protocol::ProtocolError;
+use bytes::BytesMut;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::Semaphore;
@@ -130,19 +131,39 @@ async fn serve_messages(
     shutdown: &CancellationToken,
     opened: &mut Vec<Handle>,
 ) -> String {
-    let mut buf: Vec<u8> = Vec::new();
+    // `raw` holds bytes as read from the socket; `buf` the Thrift message stream (the same
+    // bytes for NOSASL, the frames' payloads for SASL). One read takes whatever has arrived,
+    // so a small call costs one successful recv.
+    let mut raw = BytesMut::with_capacity(READ_CHUNK);
+    let mut buf = BytesMut::new();
+    let mut out: Vec<u8> = Vec::new();
     loop {
+        match mode {
+            Mode::Raw => {
+                if buf.is_empty() {
+                    std::mem::swap(&mut buf, &mut raw);
+                } else {
+                    buf.extend_from_slice(&raw);
+                    raw.clear();
+                }
+            }
+            Mode::Sasl => {
+                if let Err(reason) = unframe(&mut raw, &mut buf, cfg.max_message_size) {
+                    return reason;
+                }
+            }
+        }
         // Answer every whole message already buffered.
         while !buf.is_empty() {
             match handle_message(gw, user, &buf, opened).await {
                 Ok((used, outcome)) => {
-                    buf.drain(..used.min(buf.len()));
+                    let _ = buf.split_to(used.min(buf.len()));
                     let (reply, close) = match outcome {
                         CallOutcome::Reply(r) => (Some(r), None),
                         CallOutcome::Close(r, why) => (r, Some(why)),
                     };
                     if let Some(r) = reply {
-                        if let Err(e) = write_message(stream, &mode, &r).await {
+                        if let Err(e) = write_message(stream, &mode, &r, &mut out).await {
                             return format!("write failed (client gone?): {e}");
                         }
                     }
@@ -154,88 +175,72 @@ async fn serve_messages(
                 Err(e) => return format!("bad message: {e}"),
             }
         }
-        if buf.len() > cfg.max_message_size {
+        if buf.len() + raw.len() > cfg.max_message_size {
             return format!(
                 "message exceeds the maximum size of {} bytes",
                 cfg.max_message_size
             );
         }
+        if raw.capacity() - raw.len() < READ_CHUNK / 4 {
+            raw.reserve(READ_CHUNK);
+        }
         let read = tokio::select! {
             _ = shutdown.cancelled() => return "server shutting down".into(),
-            r = tokio::time::timeout(cfg.idle_timeout, read_more(stream, &mode, &mut buf, cfg.max_message_size)) => r,
+            r = tokio::time::timeout(cfg.idle_timeout, stream.read_buf(&mut raw)) => r,
         };
         match read {
             Err(_) => return format!("idle for {} s", cfg.idle_timeout.as_secs()),
-            Ok(Err(reason)) => return reason,
-            Ok(Ok(())) => {}
+            Ok(Err(e)) => return format!("read failed: {e}"),
+            Ok(Ok(0)) => {
+                return if buf.is_empty() && raw.is_empty() {
+                    "client closed the connection".into()
+                } else {
+                    "client closed the connection in the middle of a message (truncated frame)"
+                        .into()
+                };
+            }
+            Ok(Ok(_)) => {}
         }
     }
 }
 
-/// Reads the next bytes of the message stream into `buf`.
-async fn read_more(
+/// Moves the payloads of the whole SASL frames at the front of `raw` into `buf`. A frame
+/// longer than `max` is refused from its length prefix, before anything is allocated for it.
+fn unframe(raw: &mut BytesMut, buf: &mut BytesMut, max: usize) -> Result<(), String> {
+    while raw.len() >= 4 {
+        let len = u32::from_be_bytes([raw[0], raw[1], raw[2], raw[3]]) as usize;
+        if len > max || buf.len() + len > max {
+            return Err(format!(
+                "frame length {len} exceeds the maximum message size of {max} bytes"
+            ));
+        }
+        if raw.len() < 4 + len {
+            break;
+        }
+        let _ = raw.split_to(4);
+        buf.extend_from_slice(&raw.split_to(len));
+    }
+    Ok(())
+}
+
+async fn write_message(
     stream: &mut TcpStream,
     mode: &Mode,
-    buf: &mut Vec<u8>,
-    max: usize,
-) -> Result<(), String> {
-    match mode {
-        Mode::Raw => {
-            let start = buf.len();
-            buf.resize(start + READ_CHUNK, 0);
-            let n = stream.read(&mut buf[start..]).await;
-            let n = match n {
-                Ok(n) => n,
-                Err(e) => {
-                    buf.truncate(start);
-                    return Err(format!("read failed: {e}"));
-                }
-            };
-            buf.truncate(start + n);
-            if n == 0 {
-                return Err(if start == 0 {
-                    "client closed the connection".into()
-                } else {
-                    "client closed the connection in the middle of a message".into()
-                });
-            }
-            Ok(())
-        }
-        Mode::Sasl => {
-            let mut len = [0u8; 4];
-            if let Err(e) = stream.read_exact(&mut len).await {
-                return Err(if buf.is_empty() {
-                    "client closed the connection".into()
-                } else {
-                    format!("truncated frame: {e}")
-                });
-            }
-            let len = u32::from_be_bytes(len) as usize;
-            if len > max || buf.len() + len > max {
-                return Err(format!(
-                    "frame length {len} exceeds the maximum message size of {max} bytes"
-                ));
-            }
-            let start = buf.len();
-            buf.resize(start + len, 0);
-            if let Err(e) = stream.read_exact(&mut buf[start..]).await {
-                buf.truncate(start);
-                return Err(format!("truncated frame: {e}"));
-            }
-            Ok(())
-        }
-    }
-}
-
-async fn write_message(stream: &mut TcpStream, mode: &Mode, bytes: &[u8]) -> std::io::Result<()> {
+    bytes: &[u8],
+    out: &mut Vec<u8>,
+) -> std::io::Result<()> {
     match mode {
         Mode::Raw => stream.write_all(bytes).await,
         Mode::Sasl => {
             let len = u32::try_from(bytes.len()).unwrap_or(u32::MAX);
-            let mut out = Vec::with_capacity(bytes.len() + 4);
+            out.clear();
             out.extend_from_slice(&len.to_be_bytes());
             out.extend_from_slice(bytes);
-            stream.write_all(&out).await
+            let r = stream.write_all(out).await;
+            if out.capacity() > READ_CHUNK {
+                *out = Vec::new();
+            }
+            r
         }
     }
 }
@@ -315,4 +320,40 @@ async fn sasl_handshake(stream: &mut TcpStream) -> Result<String, String> {
     // Authentication NONE: any user and password are accepted.
     send_sasl(stream, SASL_COMPLETE, b"").await;
     Ok(user)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn frame(payload: &[u8]) -> Vec<u8> {
+        let mut f = (payload.len() as u32).to_be_bytes().to_vec();
+        f.extend_from_slice(payload);
+        f
+    }
+
+    #[test]
+    fn unframe_takes_whole_frames_and_keeps_the_rest() {
+        let mut raw = BytesMut::new();
+        raw.extend_from_slice(&frame(b"abc"));
+        raw.extend_from_slice(&frame(b"defg"));
+        raw.extend_from_slice(&frame(b"hij")[..5]);
+        let mut buf = BytesMut::new();
+        unframe(&mut raw, &mut buf, 1024).expect("frames fit");
+        assert_eq!(&buf[..], b"abcdefg");
+        assert_eq!(&raw[..], &frame(b"hij")[..5]);
+        raw.extend_from_slice(&frame(b"hij")[5..]);
+        unframe(&mut raw, &mut buf, 1024).expect("frames fit");
+        assert_eq!(&buf[..], b"abcdefghij");
+        assert!(raw.is_empty());
+    }
+
+    #[test]
+    fn unframe_refuses_a_hostile_length_before_reading_it() {
+        let mut raw = BytesMut::from(&[0xff, 0xff, 0xff, 0xff, 1][..]);
+        let mut buf = BytesMut::new();
+        let err = unframe(&mut raw, &mut buf, 1 << 20).expect_err("4 GiB frame");
+        assert!(err.contains("exceeds the maximum message size"), "{err}");
+        assert!(buf.is_empty());
+    }
 }
