@@ -78,11 +78,31 @@ pub const KEYS: &[(&str, &str, &str)] = &[
     ),
     ("apiary.max.sessions", "1000", "most sessions open at once"),
     (
+        "hive.metastore.warehouse.dir",
+        "",
+        "where managed tables live (empty: <data-dir>/warehouse)",
+    ),
+    (
         "hive.query.timeout.seconds",
         "0",
         "default query timeout in seconds (0: none); a client's queryTimeout wins",
     ),
 ];
+
+impl ServerConfig {
+    /// The warehouse directory: `hive.metastore.warehouse.dir`, or `<data-dir>/warehouse`.
+    pub fn warehouse(&self) -> PathBuf {
+        match self.hiveconf.get("hive.metastore.warehouse.dir") {
+            Some(w) if !w.is_empty() => PathBuf::from(w),
+            _ => self.data_dir.join("warehouse"),
+        }
+    }
+
+    /// The embedded metastore's SQLite file.
+    pub fn metastore_path(&self) -> PathBuf {
+        self.data_dir.join("metastore.db")
+    }
+}
 
 /// Error in the configuration.
 #[derive(Debug, thiserror::Error)]

@@ -112,7 +112,21 @@ async fn serve(args: ServeArgs) -> Result<(), Box<dyn std::error::Error>> {
     let endpoint = config.endpoint()?;
     let gateway_config = config.gateway()?;
     let check_interval = config.duration("hive.server2.session.check.interval", "ms")?;
-    let engine = Arc::new(Engine::new(config.hiveconf.clone())?);
+    let metastore =
+        apiary_metastore::SqliteMetastore::open(&config.metastore_path()).map_err(|e| {
+            format!(
+                "cannot open metastore {}: {e}",
+                config.metastore_path().display()
+            )
+        })?;
+    let engine = Arc::new(
+        Engine::open(
+            config.hiveconf.clone(),
+            Arc::new(metastore),
+            &config.warehouse(),
+        )
+        .await?,
+    );
     let gateway = Gateway::new(engine, gateway_config);
     let http_path = endpoint.http_path.clone();
     let endpoints = Endpoints::start(gateway.clone(), endpoint).await?;

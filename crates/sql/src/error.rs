@@ -40,6 +40,31 @@ pub enum SqlError {
     /// The query was cancelled.
     #[error("Query was cancelled")]
     Cancelled,
+    /// A DDL task failed (Hive's DDLTask, return code 1): the object exists, is missing, ...
+    #[error("{0}")]
+    Ddl(String),
+}
+
+impl From<apiary_metastore::MetastoreError> for SqlError {
+    fn from(e: apiary_metastore::MetastoreError) -> Self {
+        use apiary_metastore::MetastoreError as M;
+        SqlError::Ddl(match e {
+            M::AlreadyExists(what) => {
+                format!("AlreadyExistsException(message:{what} already exists)")
+            }
+            M::NoSuchObject(what) => {
+                format!("NoSuchObjectException(message:{what} does not exist)")
+            }
+            M::InvalidOperation(m) => format!("InvalidOperationException(message:{m})"),
+            other => format!("MetaException(message:{other})"),
+        })
+    }
+}
+
+impl From<apiary_storage::StorageError> for SqlError {
+    fn from(e: apiary_storage::StorageError) -> Self {
+        SqlError::Execution(format!("org.apache.hadoop.hive.ql.exec.MoveTask. {e}"))
+    }
 }
 
 impl SqlError {
@@ -49,6 +74,7 @@ impl SqlError {
             SqlError::TableNotFound(_) => "42S02",
             SqlError::Execution(_) => "08S01",
             SqlError::Cancelled => "HY008",
+            SqlError::Ddl(_) => "08S01",
             _ => "42000",
         }
     }
@@ -64,6 +90,7 @@ impl SqlError {
             SqlError::Unsupported(_) => 10294,
             SqlError::Execution(_) => 2,
             SqlError::Cancelled => 1000,
+            SqlError::Ddl(_) => 1,
         }
     }
 
@@ -74,6 +101,7 @@ impl SqlError {
                 format!("Error while processing statement: FAILED: Execution Error, return code 2 from {detail}")
             }
             SqlError::Cancelled => "Query was cancelled".to_string(),
+            SqlError::Ddl(detail) => format!("Error while processing statement: FAILED: Execution Error, return code 1 from org.apache.hadoop.hive.ql.ddl.DDLTask. {detail}"),
             other => format!("Error while compiling statement: FAILED: {other}"),
         }
     }

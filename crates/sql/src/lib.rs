@@ -3,15 +3,19 @@
 
 #![warn(missing_docs)]
 
+pub mod catalog;
+pub mod ddl;
 pub mod error;
 pub mod functions;
+mod hive;
 pub mod metadata;
 pub mod pattern;
 pub mod render;
 mod rewrite;
 pub mod session;
+mod show;
 mod substitute;
-pub mod types;
+pub use apiary_storage::types;
 
 pub use error::SqlError;
 pub use session::{execute, Engine, Prepared, SessionOptions, SqlSession};

@@ -7,10 +7,10 @@ use std::sync::Arc;
 
 use arrow::array::{ArrayRef, RecordBatch, StringArray};
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
-use datafusion::catalog::{
-    CatalogProvider, CatalogProviderList, MemoryCatalogProvider, MemoryCatalogProviderList,
-    MemorySchemaProvider,
-};
+use std::path::{Path, PathBuf};
+
+use apiary_metastore::{Database, Metastore};
+use datafusion::catalog::{CatalogProviderList, MemoryCatalogProviderList};
 use datafusion::execution::runtime_env::RuntimeEnv;
 use datafusion::execution::session_state::SessionStateBuilder;
 use datafusion::logical_expr::LogicalPlan;
@@ -20,6 +20,7 @@ use datafusion::sql::parser::Statement as DfStatement;
 use datafusion::sql::sqlparser::dialect::HiveDialect;
 use datafusion::sql::sqlparser::parser::{Parser, ParserError};
 
+use crate::catalog::HiveCatalog;
 use crate::error::SqlError;
 use crate::pattern::hive_like;
 use crate::rewrite;
@@ -34,6 +35,9 @@ pub const DEFAULT_DATABASE: &str = "default";
 #[derive(Debug)]
 pub struct Engine {
     catalogs: Arc<MemoryCatalogProviderList>,
+    catalog: Arc<HiveCatalog>,
+    metastore: Arc<dyn Metastore>,
+    warehouse: PathBuf,
     runtime: Arc<RuntimeEnv>,
     defaults: BTreeMap<String, String>,
     batch_size: usize,
@@ -53,16 +57,46 @@ pub struct SessionOptions {
 }
 
 impl Engine {
-    /// A new engine whose sessions see `defaults` as the server's Hive configuration.
-    pub fn new(defaults: BTreeMap<String, String>) -> Result<Self, SqlError> {
+    /// An engine over `metastore` whose managed tables live under `warehouse`, and whose
+    /// sessions see `defaults` as the server's Hive configuration. Creates the `default`
+    /// database if the metastore has none.
+    pub async fn open(
+        defaults: BTreeMap<String, String>,
+        metastore: Arc<dyn Metastore>,
+        warehouse: &Path,
+    ) -> Result<Self, SqlError> {
+        std::fs::create_dir_all(warehouse).map_err(|e| {
+            SqlError::Ddl(format!(
+                "cannot create warehouse {}: {e}",
+                warehouse.display()
+            ))
+        })?;
+        let warehouse = warehouse
+            .canonicalize()
+            .unwrap_or_else(|_| warehouse.to_path_buf());
+        if metastore.get_database(DEFAULT_DATABASE).await?.is_none() {
+            let db = Database {
+                name: DEFAULT_DATABASE.into(),
+                comment: Some("Default Hive database".into()),
+                location: warehouse.display().to_string(),
+                parameters: BTreeMap::new(),
+                owner: "public".into(),
+                create_time: chrono::Utc::now().timestamp(),
+            };
+            match metastore.create_database(&db).await {
+                Ok(()) | Err(apiary_metastore::MetastoreError::AlreadyExists(_)) => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
         let catalogs = Arc::new(MemoryCatalogProviderList::new());
-        let catalog = Arc::new(MemoryCatalogProvider::new());
-        catalog
-            .register_schema(DEFAULT_DATABASE, Arc::new(MemorySchemaProvider::new()))
-            .map_err(SqlError::from_planning)?;
-        catalogs.register_catalog(CATALOG.to_string(), catalog);
+        let catalog = Arc::new(HiveCatalog::new(metastore.clone()));
+        catalog.refresh().await?;
+        catalogs.register_catalog(CATALOG.to_string(), catalog.clone());
         Ok(Self {
             catalogs,
+            catalog,
+            metastore,
+            warehouse,
             runtime: Arc::new(RuntimeEnv::default()),
             defaults,
             batch_size: 8192,
@@ -96,6 +130,9 @@ impl Engine {
         crate::functions::register(&ctx);
         let mut session = SqlSession {
             ctx,
+            catalog: self.catalog.clone(),
+            metastore: self.metastore.clone(),
+            warehouse: self.warehouse.clone(),
             user: opts.user,
             database: DEFAULT_DATABASE.to_string(),
             hiveconf: self.defaults.clone(),
@@ -137,6 +174,9 @@ pub enum Prepared {
 /// DataFusion context it plans with.
 pub struct SqlSession {
     ctx: SessionContext,
+    catalog: Arc<HiveCatalog>,
+    metastore: Arc<dyn Metastore>,
+    warehouse: PathBuf,
     user: String,
     database: String,
     hiveconf: BTreeMap<String, String>,
@@ -169,6 +209,33 @@ impl SqlSession {
         self.hiveconf.get(key).map(String::as_str)
     }
 
+    /// The metastore.
+    pub fn metastore(&self) -> &Arc<dyn Metastore> {
+        &self.metastore
+    }
+
+    /// The warehouse directory.
+    pub fn warehouse(&self) -> &Path {
+        &self.warehouse
+    }
+
+    /// Reloads the catalog names DataFusion's synchronous calls see.
+    pub async fn refresh_catalog(&self) -> Result<(), SqlError> {
+        Ok(self.catalog.refresh().await?)
+    }
+
+    /// Makes `db` the current database (known to exist).
+    pub(crate) fn set_database(&mut self, db: &str) {
+        let state = self.ctx.state_ref();
+        state
+            .write()
+            .config_mut()
+            .options_mut()
+            .catalog
+            .default_schema = db.to_string();
+        self.database = db.to_string();
+    }
+
     /// The DataFusion context (shared with running operations).
     pub fn context(&self) -> &SessionContext {
         &self.ctx
@@ -199,14 +266,7 @@ impl SqlSession {
         if !self.database_names().contains(&db) {
             return Err(SqlError::DatabaseNotFound(db));
         }
-        let state = self.ctx.state_ref();
-        state
-            .write()
-            .config_mut()
-            .options_mut()
-            .catalog
-            .default_schema = db.clone();
-        self.database = db;
+        self.set_database(&db);
         Ok(())
     }
 
@@ -260,17 +320,35 @@ impl SqlSession {
             }
             "use" => {
                 let db = text[3..].trim();
+                let _ = self.refresh_catalog().await;
                 self.use_database(db)?;
                 return Ok(Prepared::Done);
             }
-            "show" => {
-                if let Some(p) = self.show_statement(&words, text)? {
-                    return Ok(p);
+            "create" | "drop" | "alter" | "describe" | "desc" | "show" | "truncate" | "msck"
+            | "load" | "insert" => {
+                if let Some(stmt) = crate::ddl::parse(text)? {
+                    return self.run_hive(stmt).await;
                 }
             }
             _ => {}
         }
+        if first == "show" {
+            let _ = self.refresh_catalog().await;
+            if let Some(p) = self.show_statement(&words, text)? {
+                return Ok(p);
+            }
+        }
         self.plan_sql(text).await
+    }
+
+    /// Plans a query (SELECT, VALUES, WITH ...) and returns its logical plan.
+    pub(crate) async fn plan_query(&mut self, text: &str) -> Result<LogicalPlan, SqlError> {
+        match self.plan_sql(text).await? {
+            Prepared::Query { plan, .. } => Ok(plan),
+            _ => Err(SqlError::Semantic(
+                "[Error 10000]: expected a query (SELECT or VALUES)".into(),
+            )),
+        }
     }
 
     async fn plan_sql(&mut self, text: &str) -> Result<Prepared, SqlError> {

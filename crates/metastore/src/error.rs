@@ -1,0 +1,40 @@
+//! Errors of the metastore.
+
+/// What went wrong in a metastore call.
+#[derive(Debug, thiserror::Error)]
+pub enum MetastoreError {
+    /// The object to create exists already.
+    #[error("{0} already exists")]
+    AlreadyExists(String),
+    /// The object named does not exist.
+    #[error("{0} does not exist")]
+    NoSuchObject(String),
+    /// The change is not allowed in the object's current state.
+    #[error("{0}")]
+    InvalidOperation(String),
+    /// Another writer changed the catalog at the same time; the call may be retried.
+    #[error("concurrent change to the catalog: {0}")]
+    Conflict(String),
+    /// The backing database failed.
+    #[error("metastore backend error: {0}")]
+    Backend(String),
+    /// A stored definition could not be read back.
+    #[error("corrupt metastore entry {0}: {1}")]
+    Corrupt(String, String),
+}
+
+impl From<rusqlite::Error> for MetastoreError {
+    fn from(e: rusqlite::Error) -> Self {
+        match &e {
+            rusqlite::Error::SqliteFailure(f, _)
+                if matches!(
+                    f.code,
+                    rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked
+                ) =>
+            {
+                MetastoreError::Conflict(e.to_string())
+            }
+            _ => MetastoreError::Backend(e.to_string()),
+        }
+    }
+}

@@ -1,0 +1,72 @@
+//! Apiary's metastore: the Hive model of databases, tables, partitions and views, behind one
+//! async trait ([`Metastore`]) with an embedded SQLite backend ([`SqliteMetastore`]).
+//!
+//! The model follows Hive's metastore (database location and parameters; a table's storage
+//! descriptor with columns, location, input/output formats, serde and bucketing; partition
+//! keys; table parameters; table type). Every object is stored as one JSON document per row,
+//! keyed by its names, so the schema stays small and migrations are cheap.
+
+#![warn(missing_docs)]
+
+mod error;
+mod model;
+mod sqlite;
+
+pub use error::MetastoreError;
+pub use model::{
+    escape_path_value, partition_name, unescape_path_value, Column, Database, Partition, SerDeInfo,
+    SortColumn, StorageDescriptor, Table, TableType,
+};
+pub use sqlite::SqliteMetastore;
+
+use async_trait::async_trait;
+
+/// Result of a metastore call.
+pub type Result<T> = std::result::Result<T, MetastoreError>;
+
+/// The catalog: every call is one atomic change or one consistent read. Names are compared
+/// in lower case, as Hive does; implementations store them lower-cased.
+#[async_trait]
+pub trait Metastore: Send + Sync + std::fmt::Debug {
+    /// Creates a database; `AlreadyExists` if one has this name.
+    async fn create_database(&self, db: &Database) -> Result<()>;
+    /// The database called `name`, if any.
+    async fn get_database(&self, name: &str) -> Result<Option<Database>>;
+    /// Names of all databases, sorted.
+    async fn list_databases(&self) -> Result<Vec<String>>;
+    /// Replaces a database's definition (comment, location, properties, owner).
+    async fn alter_database(&self, db: &Database) -> Result<()>;
+    /// Drops an empty database; `InvalidOperation` if it still holds tables.
+    async fn drop_database(&self, name: &str) -> Result<()>;
+
+    /// Creates a table; `AlreadyExists` if the database has one by this name, `NoSuchObject`
+    /// if the database does not exist.
+    async fn create_table(&self, table: &Table) -> Result<()>;
+    /// The table `db.name`, if any.
+    async fn get_table(&self, db: &str, name: &str) -> Result<Option<Table>>;
+    /// Names of the tables and views of `db`, sorted.
+    async fn list_tables(&self, db: &str) -> Result<Vec<String>>;
+    /// Every table of `db` (for catalog listings), sorted by name.
+    async fn get_tables(&self, db: &str) -> Result<Vec<Table>>;
+    /// Replaces the definition of `db.name` with `table`, which may carry a new name
+    /// (RENAME); partitions follow a renamed table.
+    async fn alter_table(&self, db: &str, name: &str, table: &Table) -> Result<()>;
+    /// Drops a table and its partitions.
+    async fn drop_table(&self, db: &str, name: &str) -> Result<()>;
+
+    /// Adds partitions; `AlreadyExists` if one exists, unless `if_not_exists` (then skipped).
+    async fn add_partitions(
+        &self,
+        db: &str,
+        table: &str,
+        parts: &[Partition],
+        if_not_exists: bool,
+    ) -> Result<()>;
+    /// Partitions of a table, sorted by their names (`k1=v1/k2=v2`).
+    async fn list_partitions(&self, db: &str, table: &str) -> Result<Vec<Partition>>;
+    /// Replaces one partition's definition (SET LOCATION).
+    async fn alter_partition(&self, db: &str, table: &str, part: &Partition) -> Result<()>;
+    /// Drops the partitions with these value lists; returns how many existed.
+    async fn drop_partitions(&self, db: &str, table: &str, values: &[Vec<String>])
+        -> Result<usize>;
+}

@@ -1,0 +1,237 @@
+//! The Hive metastore's object model.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+/// A database (Hive also calls it a schema).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Database {
+    /// Name, lower case.
+    pub name: String,
+    /// COMMENT.
+    pub comment: Option<String>,
+    /// Where managed tables of this database live (`<warehouse>/<name>.db`).
+    pub location: String,
+    /// WITH DBPROPERTIES.
+    pub parameters: BTreeMap<String, String>,
+    /// The user who created it.
+    pub owner: String,
+    /// Seconds since the epoch.
+    pub create_time: i64,
+}
+
+/// Hive's table types.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum TableType {
+    /// Apiary owns the data: DROP deletes it.
+    #[serde(rename = "MANAGED_TABLE")]
+    Managed,
+    /// The data belongs to someone else: DROP keeps it.
+    #[serde(rename = "EXTERNAL_TABLE")]
+    External,
+    /// A view; its text is in [`Table::view_text`].
+    #[serde(rename = "VIRTUAL_VIEW")]
+    VirtualView,
+}
+
+impl TableType {
+    /// The name Hive shows (`MANAGED_TABLE`, `EXTERNAL_TABLE`, `VIRTUAL_VIEW`).
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            TableType::Managed => "MANAGED_TABLE",
+            TableType::External => "EXTERNAL_TABLE",
+            TableType::VirtualView => "VIRTUAL_VIEW",
+        }
+    }
+}
+
+/// A column: name, Hive type text (`int`, `decimal(10,2)`, `map<string,int>`) and comment.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Column {
+    /// Name, lower case.
+    pub name: String,
+    /// Hive type, lower case, without blanks (`array<struct<a:int,b:string>>`).
+    pub type_name: String,
+    /// COMMENT.
+    pub comment: Option<String>,
+}
+
+/// A serde class and its parameters (SERDEPROPERTIES, delimiters).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SerDeInfo {
+    /// Serde class name.
+    pub library: String,
+    /// Serde parameters (`field.delim`, `serialization.format`, ...).
+    pub parameters: BTreeMap<String, String>,
+}
+
+/// A SORTED BY column and its order (1 ascending, 0 descending, as Hive stores it).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SortColumn {
+    /// Column name.
+    pub column: String,
+    /// 1 ascending, 0 descending.
+    pub order: i32,
+}
+
+/// Where and how a table's or partition's data is stored.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct StorageDescriptor {
+    /// Data columns (partition keys are not among them).
+    pub columns: Vec<Column>,
+    /// LOCATION (a URL or an absolute path); `None` for views and non-native tables.
+    pub location: Option<String>,
+    /// Input format class.
+    pub input_format: Option<String>,
+    /// Output format class.
+    pub output_format: Option<String>,
+    /// Serde class and parameters.
+    pub serde: SerDeInfo,
+    /// Whether the data is compressed.
+    pub compressed: bool,
+    /// INTO n BUCKETS; -1 when not bucketed.
+    pub num_buckets: i32,
+    /// CLUSTERED BY columns.
+    pub bucket_columns: Vec<String>,
+    /// SORTED BY columns.
+    pub sort_columns: Vec<SortColumn>,
+}
+
+/// A table or a view.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Table {
+    /// Database name, lower case.
+    pub database: String,
+    /// Table name, lower case.
+    pub name: String,
+    /// The user who created it.
+    pub owner: String,
+    /// Seconds since the epoch.
+    pub create_time: i64,
+    /// Managed, external or view.
+    pub table_type: TableType,
+    /// Columns and storage.
+    pub sd: StorageDescriptor,
+    /// PARTITIONED BY columns.
+    pub partition_keys: Vec<Column>,
+    /// TBLPROPERTIES plus those Hive sets itself (`transient_lastDdlTime`, `EXTERNAL`, ...).
+    pub parameters: BTreeMap<String, String>,
+    /// A view's text as written.
+    pub view_text: Option<String>,
+}
+
+impl Table {
+    /// `db.name`.
+    pub fn qualified_name(&self) -> String {
+        format!("{}.{}", self.database, self.name)
+    }
+
+    /// Whether the table is a view.
+    pub fn is_view(&self) -> bool {
+        self.table_type == TableType::VirtualView
+    }
+
+    /// The storage handler class of a non-native table (table parameter `storage_handler`).
+    pub fn storage_handler(&self) -> Option<&str> {
+        self.parameters.get("storage_handler").map(String::as_str)
+    }
+}
+
+/// A partition of a table: one value per partition key, and its own storage.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Partition {
+    /// Values in the order of the table's partition keys.
+    pub values: Vec<String>,
+    /// Storage (location) of this partition.
+    pub sd: StorageDescriptor,
+    /// Partition parameters.
+    pub parameters: BTreeMap<String, String>,
+    /// Seconds since the epoch.
+    pub create_time: i64,
+}
+
+impl Partition {
+    /// Hive's partition name for `keys`: `k1=v1/k2=v2`, with Hive's escaping of values.
+    pub fn name(&self, keys: &[Column]) -> String {
+        partition_name(keys, &self.values)
+    }
+}
+
+/// `k1=v1/k2=v2` for these keys and values, escaping as Hive does in partition paths.
+pub fn partition_name(keys: &[Column], values: &[String]) -> String {
+    keys.iter()
+        .zip(values)
+        .map(|(k, v)| format!("{}={}", k.name, escape_path_value(v)))
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+/// Escapes a partition value for a path the way Hive does (`%XX` for special characters).
+pub fn escape_path_value(v: &str) -> String {
+    if v.is_empty() {
+        return "__HIVE_DEFAULT_PARTITION__".into();
+    }
+    let mut out = String::with_capacity(v.len());
+    for c in v.chars() {
+        let special = matches!(
+            c,
+            '"' | '#'
+                | '%'
+                | '\''
+                | '*'
+                | '/'
+                | ':'
+                | '='
+                | '?'
+                | '\\'
+                | '\x7f'
+                | '{'
+                | '['
+                | ']'
+                | '^'
+        ) || (c as u32) < 0x20;
+        if special {
+            out.push_str(&format!("%{:02X}", c as u32));
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// The inverse of [`escape_path_value`].
+pub fn unescape_path_value(v: &str) -> String {
+    let bytes = v.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%'
+            && i + 2 < bytes.len()
+            && bytes[i + 1].is_ascii_hexdigit()
+            && bytes[i + 2].is_ascii_hexdigit()
+        {
+            let hex = |b: u8| (b as char).to_digit(16).unwrap_or(0) as u8;
+            out.push(hex(bytes[i + 1]) * 16 + hex(bytes[i + 2]));
+            i += 3;
+            continue;
+        }
+        out.push(bytes[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn partition_values_escape_and_unescape() {
+        for v in ["2024-01-01", "a/b", "x=y", "50%", "plain"] {
+            assert_eq!(unescape_path_value(&escape_path_value(v)), v);
+        }
+        assert_eq!(escape_path_value("a/b"), "a%2Fb");
+        assert_eq!(escape_path_value(""), "__HIVE_DEFAULT_PARTITION__");
+    }
+}

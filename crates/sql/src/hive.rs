@@ -1,0 +1,1378 @@
+//! Running the statements of [`crate::ddl`]: DDL against the metastore and the warehouse,
+//! DESCRIBE / SHOW output in Hive's layout, and INSERT through the storage layer.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use apiary_metastore::{
+    Column, Database, Partition, SerDeInfo, SortColumn, StorageDescriptor, Table, TableType,
+};
+use apiary_storage::format::NativeFormat;
+use apiary_storage::write::{self, InsertSpec};
+use arrow::array::{ArrayRef, RecordBatch, StringArray};
+use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
+use datafusion::logical_expr::LogicalPlan;
+
+use crate::ddl::{
+    AlterTable, ColumnDef, CreateTable, HiveStatement, PartitionSpec, RowFormat, StoredAs,
+    TableName,
+};
+use crate::error::SqlError;
+use crate::pattern::hive_like;
+use crate::session::{string_rows, Prepared, SqlSession};
+use crate::types::HiveType;
+
+/// Hive's column width in DESCRIBE output.
+const ALIGN: usize = 20;
+
+fn pad(s: &str) -> String {
+    format!("{s:<ALIGN$}")
+}
+
+fn now() -> i64 {
+    chrono::Utc::now().timestamp()
+}
+
+/// A result of string columns.
+pub(crate) fn rows(columns: &[&str], data: Vec<Vec<Option<String>>>) -> Prepared {
+    let schema: SchemaRef = Arc::new(Schema::new(
+        columns
+            .iter()
+            .map(|c| Field::new(*c, DataType::Utf8, true))
+            .collect::<Vec<_>>(),
+    ));
+    let arrays: Vec<ArrayRef> = (0..columns.len())
+        .map(|i| {
+            Arc::new(StringArray::from(
+                data.iter()
+                    .map(|r| r.get(i).cloned().flatten())
+                    .collect::<Vec<_>>(),
+            )) as ArrayRef
+        })
+        .collect();
+    match RecordBatch::try_new(schema.clone(), arrays) {
+        Ok(b) => Prepared::Rows {
+            schema,
+            batches: vec![b],
+        },
+        Err(_) => Prepared::Rows {
+            schema,
+            batches: vec![],
+        },
+    }
+}
+
+fn to_columns(defs: &[ColumnDef]) -> Vec<Column> {
+    defs.iter()
+        .map(|c| Column {
+            name: c.name.clone(),
+            type_name: c.type_name.clone(),
+            comment: c.comment.clone(),
+        })
+        .collect()
+}
+
+fn check_duplicates(cols: &[Column]) -> Result<(), SqlError> {
+    let mut seen = std::collections::BTreeSet::new();
+    for c in cols {
+        if !seen.insert(c.name.as_str()) {
+            return Err(SqlError::Semantic(format!(
+                "[Error 10036]: Duplicate column name: {}",
+                c.name
+            )));
+        }
+    }
+    Ok(())
+}
+
+fn format_time(secs: i64) -> String {
+    chrono::DateTime::from_timestamp(secs, 0)
+        .map(|t| t.format("%a %b %d %H:%M:%S UTC %Y").to_string())
+        .unwrap_or_else(|| "UNKNOWN".into())
+}
+
+fn location_text(loc: &str) -> String {
+    if loc.starts_with('/') {
+        format!("file:{loc}")
+    } else {
+        loc.to_string()
+    }
+}
+
+impl SqlSession {
+    fn qualify(&self, name: &TableName) -> (String, String) {
+        (
+            name.db
+                .clone()
+                .unwrap_or_else(|| self.database().to_string()),
+            name.name.clone(),
+        )
+    }
+
+    async fn require_table(&self, name: &TableName) -> Result<Table, SqlError> {
+        let (db, t) = self.qualify(name);
+        self.metastore()
+            .get_table(&db, &t)
+            .await?
+            .ok_or_else(|| SqlError::TableNotFound(format!("{db}.{t}")))
+    }
+
+    async fn require_database(&self, db: &str) -> Result<Database, SqlError> {
+        self.metastore()
+            .get_database(db)
+            .await?
+            .ok_or_else(|| SqlError::DatabaseNotFound(db.to_string()))
+    }
+
+    /// Runs one parsed Hive statement.
+    pub(crate) async fn run_hive(&mut self, stmt: HiveStatement) -> Result<Prepared, SqlError> {
+        let out = self.run_hive_inner(stmt).await;
+        // Keep DataFusion's synchronous name lists in step with what DDL changed.
+        let _ = self.refresh_catalog().await;
+        out
+    }
+
+    async fn run_hive_inner(&mut self, stmt: HiveStatement) -> Result<Prepared, SqlError> {
+        match stmt {
+            HiveStatement::CreateDatabase {
+                if_not_exists,
+                name,
+                comment,
+                location,
+                properties,
+            } => {
+                if self.metastore().get_database(&name).await?.is_some() {
+                    if if_not_exists {
+                        return Ok(Prepared::Done);
+                    }
+                    return Err(SqlError::Ddl(format!("Database {name} already exists")));
+                }
+                let location = location.unwrap_or_else(|| {
+                    self.warehouse()
+                        .join(format!("{name}.db"))
+                        .display()
+                        .to_string()
+                });
+                if let Ok(dir) = write::local_dir(&location) {
+                    std::fs::create_dir_all(&dir)
+                        .map_err(|e| SqlError::Ddl(format!("cannot create {location}: {e}")))?;
+                }
+                let db = Database {
+                    name,
+                    comment,
+                    location,
+                    parameters: properties,
+                    owner: self.user().to_string(),
+                    create_time: now(),
+                };
+                self.metastore().create_database(&db).await?;
+                Ok(Prepared::Done)
+            }
+            HiveStatement::DropDatabase {
+                if_exists,
+                name,
+                cascade,
+            } => {
+                if name == crate::session::DEFAULT_DATABASE {
+                    return Err(SqlError::Ddl(
+                        "InvalidOperationException(message:Can not drop default database)".into(),
+                    ));
+                }
+                let Some(db) = self.metastore().get_database(&name).await? else {
+                    if if_exists {
+                        return Ok(Prepared::Done);
+                    }
+                    return Err(SqlError::DatabaseNotFound(name));
+                };
+                let tables = self.metastore().get_tables(&name).await?;
+                if !tables.is_empty() && !cascade {
+                    return Err(SqlError::Ddl(format!(
+                        "InvalidOperationException(message:Database {name} is not empty. One or more tables exist.)"
+                    )));
+                }
+                for t in tables {
+                    self.drop_table_data(&t, true).await?;
+                    self.metastore().drop_table(&t.database, &t.name).await?;
+                }
+                self.metastore().drop_database(&name).await?;
+                if let Ok(dir) = write::local_dir(&db.location) {
+                    let _ = std::fs::remove_dir_all(dir);
+                }
+                if self.database() == name {
+                    self.set_database(crate::session::DEFAULT_DATABASE);
+                }
+                Ok(Prepared::Done)
+            }
+            HiveStatement::AlterDatabase {
+                name,
+                properties,
+                location,
+                owner,
+            } => {
+                let mut db = self.require_database(&name).await?;
+                db.parameters.extend(properties);
+                if let Some(l) = location {
+                    db.location = l;
+                }
+                if let Some(o) = owner {
+                    db.owner = o;
+                }
+                self.metastore().alter_database(&db).await?;
+                Ok(Prepared::Done)
+            }
+            HiveStatement::DescribeDatabase { extended, name } => {
+                let db = self.require_database(&name).await?;
+                let params = if extended && !db.parameters.is_empty() {
+                    Some(format!(
+                        "{{{}}}",
+                        db.parameters
+                            .iter()
+                            .map(|(k, v)| format!("{k}={v}"))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ))
+                } else {
+                    None
+                };
+                let mut cols = vec!["db_name", "comment", "location", "owner_name", "owner_type"];
+                let mut row = vec![
+                    Some(db.name.clone()),
+                    Some(db.comment.clone().unwrap_or_default()),
+                    Some(location_text(&db.location)),
+                    Some(db.owner.clone()),
+                    Some("USER".into()),
+                ];
+                if extended {
+                    cols.push("parameters");
+                    row.push(Some(params.unwrap_or_default()));
+                }
+                Ok(rows(&cols, vec![row]))
+            }
+            HiveStatement::CreateTable(ct) => self.create_table(*ct).await,
+            HiveStatement::CreateView { .. } => Err(SqlError::Unsupported(
+                "CREATE VIEW is not supported yet".into(),
+            )),
+            HiveStatement::DropTable {
+                view,
+                if_exists,
+                name,
+                purge: _,
+            } => {
+                let (db, t) = self.qualify(&name);
+                let Some(table) = self.metastore().get_table(&db, &t).await? else {
+                    if if_exists {
+                        return Ok(Prepared::Done);
+                    }
+                    return Err(SqlError::TableNotFound(format!("{db}.{t}")));
+                };
+                if view && !table.is_view() {
+                    return Err(SqlError::Semantic(format!(
+                        "[Error 10131]: To drop a base table you need to use DROP TABLE instead of DROP VIEW: {db}.{t}"
+                    )));
+                }
+                if !view && table.is_view() {
+                    return Err(SqlError::Semantic(format!(
+                        "[Error 10134]: To drop a view you need to use DROP VIEW: {db}.{t}"
+                    )));
+                }
+                // The catalog row goes first: a crash after it leaves unreferenced files in
+                // the warehouse, never a table whose data is half gone.
+                self.metastore().drop_table(&db, &t).await?;
+                self.drop_table_data(&table, false).await?;
+                Ok(Prepared::Done)
+            }
+            HiveStatement::Truncate { name, partition } => {
+                let table = self.require_table(&name).await?;
+                if table.table_type != TableType::Managed {
+                    return Err(SqlError::Semantic(format!(
+                        "[Error 10146]: Cannot truncate non-managed table {}.",
+                        table.qualified_name()
+                    )));
+                }
+                let parts = self
+                    .metastore()
+                    .list_partitions(&table.database, &table.name)
+                    .await?;
+                let dirs = if table.partition_keys.is_empty() {
+                    vec![write::partition_dir(&table, &[])?]
+                } else {
+                    let spec = partition.unwrap_or_default();
+                    let mut dirs = Vec::new();
+                    for p in &parts {
+                        if spec_matches(&table, &spec, &p.values) {
+                            dirs.push(match &p.sd.location {
+                                Some(l) => write::local_dir(l)?,
+                                None => write::partition_dir(&table, &p.values)?,
+                            });
+                        }
+                    }
+                    dirs
+                };
+                for d in dirs {
+                    write::clear_data_files(&d)?;
+                }
+                Ok(Prepared::Done)
+            }
+            HiveStatement::AlterTable { name, action } => self.alter_table(&name, action).await,
+            HiveStatement::Describe {
+                extended,
+                formatted,
+                name,
+                column,
+                partition: _,
+            } => {
+                let table = self.require_table(&name).await?;
+                describe(&table, extended, formatted, column.as_deref())
+            }
+            HiveStatement::ShowCreateTable(name) => {
+                let table = self.require_table(&name).await?;
+                let text = crate::show::show_create_table(&table);
+                Ok(string_rows(
+                    "createtab_stmt",
+                    text.lines().map(str::to_string).collect(),
+                ))
+            }
+            HiveStatement::ShowTblProperties(name, key) => {
+                let table = self.require_table(&name).await?;
+                match key {
+                    Some(k) => {
+                        let v = table.parameters.get(&k).cloned().unwrap_or_else(|| {
+                            format!(
+                                "Table {} does not have property: {k}",
+                                table.qualified_name()
+                            )
+                        });
+                        Ok(rows(
+                            &["prpt_name", "prpt_value"],
+                            vec![vec![Some(k), Some(v)]],
+                        ))
+                    }
+                    None => Ok(rows(
+                        &["prpt_name", "prpt_value"],
+                        table
+                            .parameters
+                            .iter()
+                            .map(|(k, v)| vec![Some(k.clone()), Some(v.clone())])
+                            .collect(),
+                    )),
+                }
+            }
+            HiveStatement::ShowColumns(name) => {
+                let table = self.require_table(&name).await?;
+                Ok(string_rows(
+                    "field",
+                    table
+                        .sd
+                        .columns
+                        .iter()
+                        .chain(&table.partition_keys)
+                        .map(|c| pad(&c.name))
+                        .collect(),
+                ))
+            }
+            HiveStatement::ShowPartitions(name, spec) => {
+                let table = self.require_table(&name).await?;
+                if table.partition_keys.is_empty() {
+                    return Err(SqlError::Semantic(format!(
+                        "[Error 10241]: Table {} is not a partitioned table",
+                        table.qualified_name()
+                    )));
+                }
+                let spec = spec.unwrap_or_default();
+                let parts = self
+                    .metastore()
+                    .list_partitions(&table.database, &table.name)
+                    .await?;
+                Ok(string_rows(
+                    "partition",
+                    parts
+                        .iter()
+                        .filter(|p| spec_matches(&table, &spec, &p.values))
+                        .map(|p| p.name(&table.partition_keys))
+                        .collect(),
+                ))
+            }
+            HiveStatement::ShowTables { views, db, pattern } => {
+                let db = db.unwrap_or_else(|| self.database().to_string());
+                self.require_database(&db).await?;
+                let tables = self.metastore().get_tables(&db).await?;
+                let names = tables
+                    .iter()
+                    .filter(|t| !views || t.is_view())
+                    .map(|t| t.name.clone())
+                    .filter(|n| pattern.as_ref().is_none_or(|p| hive_like(p, n)))
+                    .collect();
+                Ok(string_rows("tab_name", names))
+            }
+            HiveStatement::MsckRepair(name) => self.msck(&name).await,
+            HiveStatement::LoadData {
+                local: _,
+                path,
+                overwrite,
+                table,
+                partition,
+            } => self.load_data(&path, overwrite, &table, partition).await,
+            HiveStatement::Insert {
+                overwrite,
+                table,
+                partition,
+                columns,
+                query,
+            } => {
+                let table = self.require_table(&table).await?;
+                self.insert(&table, partition, &columns, &query, overwrite)
+                    .await?;
+                Ok(Prepared::Done)
+            }
+        }
+    }
+
+    async fn drop_table_data(&self, table: &Table, cascade: bool) -> Result<(), SqlError> {
+        let _ = cascade;
+        if table.table_type != TableType::Managed || table.storage_handler().is_some() {
+            return Ok(());
+        }
+        if let Some(loc) = &table.sd.location {
+            if let Ok(dir) = write::local_dir(loc) {
+                match std::fs::remove_dir_all(&dir) {
+                    Ok(()) => {}
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                    Err(e) => {
+                        tracing::warn!(table = %table.qualified_name(), error = %e, "could not delete table data")
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    async fn create_table(&mut self, ct: CreateTable) -> Result<Prepared, SqlError> {
+        let name = ct
+            .name
+            .clone()
+            .ok_or_else(|| SqlError::Semantic("CREATE TABLE needs a name".into()))?;
+        let (db, tname) = self.qualify(&name);
+        let database = self.require_database(&db).await?;
+        if self.metastore().get_table(&db, &tname).await?.is_some() {
+            if ct.if_not_exists {
+                return Ok(Prepared::Done);
+            }
+            return Err(SqlError::Ddl(format!(
+                "AlreadyExistsException(message:Table hive.{db}.{tname} already exists)"
+            )));
+        }
+        if ct.stored_by.is_some() {
+            if ct.row_format.is_some() || ct.stored_as.is_some() {
+                return Err(SqlError::Semantic(
+                    "[Error 10060]: STORED BY cannot be used with ROW FORMAT or STORED AS".into(),
+                ));
+            }
+            return Err(SqlError::Unsupported(
+                "STORED BY: storage handlers are not available yet".into(),
+            ));
+        }
+        let mut table = if let Some(like) = &ct.like {
+            let src = self.require_table(like).await?;
+            let mut t = src.clone();
+            t.sd.location = None;
+            t.parameters
+                .retain(|k, _| k != "EXTERNAL" && k != "transient_lastDdlTime");
+            t.table_type = TableType::Managed;
+            if src.is_view() {
+                return Err(SqlError::Unsupported("CREATE TABLE LIKE a view".into()));
+            }
+            t
+        } else {
+            let mut plan_schema: Option<SchemaRef> = None;
+            let mut columns = to_columns(&ct.columns);
+            if let Some(q) = &ct.as_select {
+                if ct.external {
+                    return Err(SqlError::Semantic(
+                        "[Error 10070]: CREATE-TABLE-AS-SELECT cannot create external table".into(),
+                    ));
+                }
+                if !ct.partitioned_by.is_empty() {
+                    return Err(SqlError::Semantic(
+                        "[Error 10068]: CREATE-TABLE-AS-SELECT does not support partitioning in the target table".into(),
+                    ));
+                }
+                if !columns.is_empty() {
+                    return Err(SqlError::Semantic(
+                        "[Error 10065]: CREATE TABLE AS SELECT command cannot specify the list of columns for the target table".into(),
+                    ));
+                }
+                let plan = self.plan_query(q).await?;
+                let schema: SchemaRef = Arc::new(plan.schema().as_arrow().clone());
+                columns = schema
+                    .fields()
+                    .iter()
+                    .map(|f| Column {
+                        name: f.name().to_lowercase(),
+                        type_name: HiveType::of_field(f).to_string(),
+                        comment: None,
+                    })
+                    .collect();
+                plan_schema = Some(schema);
+            }
+            let _ = plan_schema;
+            if columns.is_empty() {
+                return Err(SqlError::Semantic(
+                    "[Error 10043]: Either list of columns or a custom serializer should be specified".into(),
+                ));
+            }
+            let partition_keys = to_columns(&ct.partitioned_by);
+            let mut all = columns.clone();
+            all.extend(partition_keys.clone());
+            check_duplicates(&all)?;
+            for c in &ct.clustered_by {
+                if !columns.iter().any(|x| &x.name == c) {
+                    return Err(SqlError::Semantic(format!(
+                        "[Error 10002]: Invalid column reference {c} in CLUSTERED BY"
+                    )));
+                }
+            }
+            let (format, serde) = resolve_format(&ct)?;
+            let (input, output, default_serde) = format.classes();
+            let mut sd = StorageDescriptor {
+                columns,
+                location: None,
+                input_format: Some(input.to_string()),
+                output_format: Some(output.to_string()),
+                serde: SerDeInfo {
+                    library: default_serde.to_string(),
+                    parameters: BTreeMap::new(),
+                },
+                compressed: false,
+                num_buckets: ct.buckets.unwrap_or(-1),
+                bucket_columns: ct.clustered_by.clone(),
+                sort_columns: ct
+                    .sorted_by
+                    .iter()
+                    .map(|(c, asc)| SortColumn {
+                        column: c.clone(),
+                        order: i32::from(*asc),
+                    })
+                    .collect(),
+            };
+            if let StoredAs::Classes(i, o) = ct
+                .stored_as
+                .clone()
+                .unwrap_or(StoredAs::Format(String::new()))
+            {
+                sd.input_format = Some(i);
+                sd.output_format = Some(o);
+            }
+            match serde {
+                Some(RowFormat::Serde(class, params)) => {
+                    sd.serde.library = class;
+                    sd.serde.parameters = params;
+                }
+                Some(RowFormat::Delimited(params)) => sd.serde.parameters = params,
+                None => {}
+            }
+            if matches!(format, NativeFormat::Text)
+                && !sd.serde.parameters.contains_key("serialization.format")
+            {
+                sd.serde
+                    .parameters
+                    .insert("serialization.format".into(), "1".into());
+            }
+            Table {
+                database: db.clone(),
+                name: tname.clone(),
+                owner: self.user().to_string(),
+                create_time: now(),
+                table_type: TableType::Managed,
+                sd,
+                partition_keys,
+                parameters: BTreeMap::new(),
+                view_text: None,
+            }
+        };
+        table.database = db.clone();
+        table.name = tname.clone();
+        table.owner = self.user().to_string();
+        table.create_time = now();
+        if let Some(c) = &ct.comment {
+            table.parameters.insert("comment".into(), c.clone());
+        }
+        table.parameters.extend(ct.tblproperties.clone());
+        let external = ct.external
+            || table
+                .parameters
+                .get("EXTERNAL")
+                .is_some_and(|v| v.eq_ignore_ascii_case("true"));
+        if external {
+            table.table_type = TableType::External;
+            table.parameters.insert("EXTERNAL".into(), "TRUE".into());
+        }
+        table
+            .parameters
+            .insert("transient_lastDdlTime".into(), now().to_string());
+        let location = match &ct.location {
+            Some(l) => l.clone(),
+            None => format!("{}/{}", database.location.trim_end_matches('/'), tname),
+        };
+        if let Ok(dir) = write::local_dir(&location) {
+            std::fs::create_dir_all(&dir).map_err(|e| {
+                SqlError::Ddl(format!(
+                    "MetaException(message:cannot create {location}: {e})"
+                ))
+            })?;
+        }
+        table.sd.location = Some(location);
+        self.metastore().create_table(&table).await?;
+        if let Some(q) = &ct.as_select {
+            if let Err(e) = self.insert(&table, None, &[], q, false).await {
+                // CTAS is all or nothing: take the table back out.
+                let _ = self.metastore().drop_table(&db, &tname).await;
+                let _ = self.drop_table_data(&table, false).await;
+                return Err(e);
+            }
+        }
+        Ok(Prepared::Done)
+    }
+
+    async fn alter_table(
+        &mut self,
+        name: &TableName,
+        action: AlterTable,
+    ) -> Result<Prepared, SqlError> {
+        let table = self.require_table(name).await?;
+        let mut t = table.clone();
+        match action {
+            AlterTable::Rename(to) => {
+                let (db, n) = self.qualify(&to);
+                self.require_database(&db).await?;
+                t.database = db.clone();
+                t.name = n.clone();
+                let moves = table.table_type == TableType::Managed
+                    && table.sd.location.as_deref()
+                        == Some(&self.default_location(&table.database, &table.name).await?);
+                if moves {
+                    let new_loc = self.default_location(&db, &n).await?;
+                    let from = write::local_dir(table.sd.location.as_deref().unwrap_or(""))?;
+                    let to_dir = write::local_dir(&new_loc)?;
+                    if from.exists() {
+                        std::fs::rename(&from, &to_dir).map_err(|e| {
+                            SqlError::Ddl(format!("Unable to rename {}: {e}", from.display()))
+                        })?;
+                    }
+                    t.sd.location = Some(new_loc);
+                }
+                if let Err(e) = self
+                    .metastore()
+                    .alter_table(&table.database, &table.name, &t)
+                    .await
+                {
+                    if moves {
+                        let _ = std::fs::rename(
+                            write::local_dir(t.sd.location.as_deref().unwrap_or(""))?,
+                            write::local_dir(table.sd.location.as_deref().unwrap_or(""))?,
+                        );
+                    }
+                    return Err(e.into());
+                }
+                return Ok(Prepared::Done);
+            }
+            AlterTable::AddColumns(cols) => {
+                t.sd.columns.extend(to_columns(&cols));
+                let mut all = t.sd.columns.clone();
+                all.extend(t.partition_keys.clone());
+                check_duplicates(&all)?;
+            }
+            AlterTable::ReplaceColumns(cols) => {
+                t.sd.columns = to_columns(&cols);
+                let mut all = t.sd.columns.clone();
+                all.extend(t.partition_keys.clone());
+                check_duplicates(&all)?;
+            }
+            AlterTable::ChangeColumn { old, new } => {
+                let Some(c) = t.sd.columns.iter_mut().find(|c| c.name == old) else {
+                    return Err(SqlError::Semantic(format!(
+                        "[Error 10002]: Invalid column reference {old}"
+                    )));
+                };
+                c.name = new.name;
+                c.type_name = new.type_name;
+                if new.comment.is_some() {
+                    c.comment = new.comment;
+                }
+                let mut all = t.sd.columns.clone();
+                all.extend(t.partition_keys.clone());
+                check_duplicates(&all)?;
+            }
+            AlterTable::SetProperties(p) => {
+                if let Some(v) = p.get("EXTERNAL") {
+                    t.table_type = if v.eq_ignore_ascii_case("true") {
+                        TableType::External
+                    } else {
+                        TableType::Managed
+                    };
+                }
+                t.parameters.extend(p);
+            }
+            AlterTable::UnsetProperties(keys, if_exists) => {
+                for k in keys {
+                    if t.parameters.remove(&k).is_none() && !if_exists {
+                        return Err(SqlError::Semantic(format!(
+                            "[Error 10215]: Please use the following syntax if not sure whether the property existed or not:\nALTER TABLE tableName UNSET TBLPROPERTIES IF EXISTS (key1, key2, ...)\n The following property {k} does not exist in {}",
+                            table.name
+                        )));
+                    }
+                }
+            }
+            AlterTable::SetSerdeProperties(p) => t.sd.serde.parameters.extend(p),
+            AlterTable::SetLocation(l) => t.sd.location = Some(l),
+            AlterTable::AddPartitions(if_not_exists, parts) => {
+                let mut new = Vec::new();
+                for (spec, loc) in parts {
+                    let values = full_spec(&table, &spec)?;
+                    let location = match loc {
+                        Some(l) => Some(l),
+                        None => Some(write::partition_dir(&table, &values)?.display().to_string()),
+                    };
+                    if let Some(l) = &location {
+                        if let Ok(d) = write::local_dir(l) {
+                            let _ = std::fs::create_dir_all(d);
+                        }
+                    }
+                    new.push(Partition {
+                        values,
+                        sd: StorageDescriptor {
+                            location,
+                            ..Default::default()
+                        },
+                        parameters: BTreeMap::new(),
+                        create_time: now(),
+                    });
+                }
+                self.metastore()
+                    .add_partitions(&table.database, &table.name, &new, if_not_exists)
+                    .await?;
+                return Ok(Prepared::Done);
+            }
+            AlterTable::DropPartitions(if_exists, specs) => {
+                let parts = self
+                    .metastore()
+                    .list_partitions(&table.database, &table.name)
+                    .await?;
+                let mut drop = Vec::new();
+                for spec in &specs {
+                    check_spec_keys(&table, spec)?;
+                    let matching: Vec<&Partition> = parts
+                        .iter()
+                        .filter(|p| spec_matches(&table, spec, &p.values))
+                        .collect();
+                    if matching.is_empty() && !if_exists {
+                        return Err(SqlError::Semantic(format!(
+                            "[Error 10006]: Partition not found {}",
+                            spec_text(spec)
+                        )));
+                    }
+                    drop.extend(matching);
+                }
+                let values: Vec<Vec<String>> = drop.iter().map(|p| p.values.clone()).collect();
+                self.metastore()
+                    .drop_partitions(&table.database, &table.name, &values)
+                    .await?;
+                if table.table_type == TableType::Managed {
+                    for p in drop {
+                        let dir = match &p.sd.location {
+                            Some(l) => write::local_dir(l),
+                            None => write::partition_dir(&table, &p.values),
+                        };
+                        if let Ok(d) = dir {
+                            let _ = std::fs::remove_dir_all(d);
+                        }
+                    }
+                }
+                return Ok(Prepared::Done);
+            }
+            AlterTable::PartitionLocation(spec, loc) => {
+                let values = full_spec(&table, &spec)?;
+                let parts = self
+                    .metastore()
+                    .list_partitions(&table.database, &table.name)
+                    .await?;
+                let mut p = parts
+                    .into_iter()
+                    .find(|p| p.values == values)
+                    .ok_or_else(|| {
+                        SqlError::Semantic(format!(
+                            "[Error 10006]: Partition not found {}",
+                            spec_text(&spec)
+                        ))
+                    })?;
+                p.sd.location = Some(loc);
+                self.metastore()
+                    .alter_partition(&table.database, &table.name, &p)
+                    .await?;
+                return Ok(Prepared::Done);
+            }
+        }
+        t.parameters
+            .insert("transient_lastDdlTime".into(), now().to_string());
+        self.metastore()
+            .alter_table(&table.database, &table.name, &t)
+            .await?;
+        Ok(Prepared::Done)
+    }
+
+    async fn default_location(&self, db: &str, table: &str) -> Result<String, SqlError> {
+        let d = self.require_database(db).await?;
+        Ok(format!("{}/{}", d.location.trim_end_matches('/'), table))
+    }
+
+    async fn msck(&mut self, name: &TableName) -> Result<Prepared, SqlError> {
+        let table = self.require_table(name).await?;
+        if table.partition_keys.is_empty() {
+            return Ok(Prepared::Done);
+        }
+        let root = write::local_dir(table.sd.location.as_deref().unwrap_or(""))?;
+        let mut found = Vec::new();
+        collect_partition_dirs(&root, String::new(), table.partition_keys.len(), &mut found);
+        let values = apiary_storage::native::partition_values_of(&found, &table.partition_keys);
+        let known: Vec<Vec<String>> = self
+            .metastore()
+            .list_partitions(&table.database, &table.name)
+            .await?
+            .into_iter()
+            .map(|p| p.values)
+            .collect();
+        let new: Vec<Partition> = values
+            .into_iter()
+            .filter(|v| !known.contains(v))
+            .map(|values| Partition {
+                sd: StorageDescriptor {
+                    location: write::partition_dir(&table, &values)
+                        .ok()
+                        .map(|d| d.display().to_string()),
+                    ..Default::default()
+                },
+                values,
+                parameters: BTreeMap::new(),
+                create_time: now(),
+            })
+            .collect();
+        let lines: Vec<String> = new
+            .iter()
+            .map(|p| {
+                format!(
+                    "Repair: Added partition to metastore {}:{}",
+                    table.qualified_name(),
+                    p.name(&table.partition_keys)
+                )
+            })
+            .collect();
+        self.metastore()
+            .add_partitions(&table.database, &table.name, &new, true)
+            .await?;
+        if lines.is_empty() {
+            Ok(Prepared::Done)
+        } else {
+            Ok(string_rows("result", lines))
+        }
+    }
+
+    async fn load_data(
+        &mut self,
+        path: &str,
+        overwrite: bool,
+        name: &TableName,
+        partition: Option<PartitionSpec>,
+    ) -> Result<Prepared, SqlError> {
+        let table = self.require_table(name).await?;
+        if table.storage_handler().is_some() {
+            return Err(SqlError::Semantic(
+                "[Error 10101]: A non-native table cannot be used as target for LOAD".into(),
+            ));
+        }
+        let values = match (&partition, table.partition_keys.is_empty()) {
+            (None, true) => vec![],
+            (Some(_), true) => {
+                return Err(SqlError::Semantic(format!(
+                    "[Error 10035]: Table is not partitioned but partition spec exists: {}",
+                    table.qualified_name()
+                )))
+            }
+            (None, false) => {
+                return Err(SqlError::Semantic(
+                    "[Error 10062]: Need to specify partition columns because the destination table is partitioned".into(),
+                ))
+            }
+            (Some(spec), false) => full_spec(&table, spec)?,
+        };
+        let src = write::local_dir(path)
+            .map(|p| p.to_path_buf())
+            .unwrap_or_else(|_| std::path::PathBuf::from(path));
+        let src = if path.starts_with("file:") || path.starts_with('/') {
+            std::path::PathBuf::from(
+                path.trim_start_matches("file://")
+                    .trim_start_matches("file:"),
+            )
+        } else {
+            src
+        };
+        let files: Vec<std::path::PathBuf> = if src.is_dir() {
+            std::fs::read_dir(&src)
+                .map_err(|e| {
+                    SqlError::Semantic(format!("[Error 10028]: Invalid path '{path}': {e}"))
+                })?
+                .filter_map(|e| e.ok())
+                .filter(|e| e.file_type().map(|t| t.is_file()).unwrap_or(false))
+                .map(|e| e.path())
+                .filter(|p| {
+                    p.file_name()
+                        .map(|n| apiary_storage::native::is_data_file(&n.to_string_lossy()))
+                        .unwrap_or(false)
+                })
+                .collect()
+        } else if src.is_file() {
+            vec![src.clone()]
+        } else {
+            return Err(SqlError::Semantic(format!(
+                "[Error 10028]: Line 1:17 Path is not legal '{path}': No files matching path {path}"
+            )));
+        };
+        let dir = write::partition_dir(&table, &values)?;
+        std::fs::create_dir_all(&dir).map_err(|e| SqlError::Ddl(e.to_string()))?;
+        if overwrite {
+            write::clear_data_files(&dir)?;
+        }
+        for f in files {
+            let name = f.file_name().map(|n| n.to_owned()).unwrap_or_default();
+            let mut target = dir.join(&name);
+            if target.exists() {
+                target = dir.join(format!(
+                    "{}_copy_{}",
+                    name.to_string_lossy(),
+                    uuid::Uuid::new_v4().simple()
+                ));
+            }
+            // LOAD copies from a LOCAL path (Hive moves from HDFS; copying keeps the source).
+            std::fs::copy(&f, &target)
+                .map_err(|e| SqlError::Ddl(format!("{}: {e}", f.display())))?;
+        }
+        if !table.partition_keys.is_empty() {
+            let part = Partition {
+                values,
+                sd: StorageDescriptor {
+                    location: Some(dir.display().to_string()),
+                    ..Default::default()
+                },
+                parameters: BTreeMap::new(),
+                create_time: now(),
+            };
+            self.metastore()
+                .add_partitions(&table.database, &table.name, &[part], true)
+                .await?;
+        }
+        Ok(Prepared::Done)
+    }
+
+    /// INSERT INTO/OVERWRITE: plans `query`, checks its columns against the table, writes.
+    pub(crate) async fn insert(
+        &mut self,
+        table: &Table,
+        partition: Option<PartitionSpec>,
+        columns: &[String],
+        query: &str,
+        overwrite: bool,
+    ) -> Result<u64, SqlError> {
+        if table.is_view() {
+            return Err(SqlError::Semantic(format!(
+                "[Error 10090]: A view cannot be used as target table for LOAD or INSERT: {}",
+                table.qualified_name()
+            )));
+        }
+        if table.storage_handler().is_some() {
+            return Err(SqlError::Unsupported(
+                "INSERT into a non-native table: storage handlers are not available yet".into(),
+            ));
+        }
+        let spec: Vec<Option<String>> = match (&partition, table.partition_keys.is_empty()) {
+            (None, true) => vec![],
+            (Some(_), true) => {
+                return Err(SqlError::Semantic(format!(
+                    "[Error 10035]: Table is not partitioned but partition spec exists: {}",
+                    table.qualified_name()
+                )))
+            }
+            (None, false) => {
+                return Err(SqlError::Semantic(format!(
+                    "[Error 10044]: Cannot insert into target table because column number/types are different '{}': Need to specify partition columns because the destination table is partitioned",
+                    table.name
+                )))
+            }
+            (Some(spec), false) => {
+                check_spec_keys(table, spec)?;
+                if spec.len() != table.partition_keys.len() {
+                    return Err(SqlError::Semantic(format!(
+                        "[Error 10044]: Cannot insert into target table because column number/types are different '{}': Partition spec {} does not name every partition column",
+                        table.name,
+                        spec_text(spec)
+                    )));
+                }
+                table
+                    .partition_keys
+                    .iter()
+                    .map(|k| {
+                        spec.iter()
+                            .find(|(n, _)| n == &k.name)
+                            .and_then(|(_, v)| v.clone())
+                    })
+                    .collect()
+            }
+        };
+        let dynamic = spec.iter().filter(|v| v.is_none()).count();
+        let plan = self.plan_query(query).await?;
+        let mut plan = plan;
+        if !columns.is_empty() {
+            // An explicit column list: reorder into the table's order, NULL for the rest.
+            plan = self.reorder_columns(plan, table, columns, dynamic)?;
+        }
+        let got = plan.schema().fields().len();
+        let want = table.sd.columns.len() + dynamic;
+        if got != want {
+            return Err(SqlError::Semantic(format!(
+                "[Error 10044]: Line 1:12 Cannot insert into target table because column number/types are different '{}': Table insclause-0 has {want} columns, but query has {got} columns.",
+                table.name
+            )));
+        }
+        let stream = crate::session::execute(self.context(), plan).await?;
+        let parts = self
+            .metastore()
+            .list_partitions(&table.database, &table.name)
+            .await?;
+        let dirs: BTreeMap<Vec<String>, Option<String>> = parts
+            .iter()
+            .map(|p| (p.values.clone(), p.sd.location.clone()))
+            .collect();
+        let outcome = write::insert(
+            table,
+            &InsertSpec {
+                partition: spec,
+                overwrite,
+            },
+            stream,
+            &dirs,
+        )
+        .await
+        .map_err(|e| match e {
+            apiary_storage::StorageError::Write(m) => {
+                SqlError::Execution(format!("org.apache.hadoop.hive.ql.exec.tez.TezTask. {m}"))
+            }
+            other => other.into(),
+        })?;
+        if !table.partition_keys.is_empty() {
+            let new: Vec<Partition> = outcome
+                .partitions
+                .iter()
+                .filter(|v| !dirs.contains_key(*v))
+                .map(|values| Partition {
+                    values: values.clone(),
+                    sd: StorageDescriptor {
+                        location: write::partition_dir(table, values)
+                            .ok()
+                            .map(|d| d.display().to_string()),
+                        ..Default::default()
+                    },
+                    parameters: BTreeMap::new(),
+                    create_time: now(),
+                })
+                .collect();
+            self.metastore()
+                .add_partitions(&table.database, &table.name, &new, true)
+                .await?;
+        }
+        Ok(outcome.rows)
+    }
+
+    fn reorder_columns(
+        &self,
+        plan: LogicalPlan,
+        table: &Table,
+        columns: &[String],
+        dynamic: usize,
+    ) -> Result<LogicalPlan, SqlError> {
+        use datafusion::logical_expr::{col, lit, LogicalPlanBuilder};
+        let fields = plan.schema().fields().clone();
+        if fields.len() != columns.len() + dynamic {
+            return Err(SqlError::Semantic(format!(
+                "[Error 10044]: Cannot insert into target table because column number/types are different '{}': Table insclause-0 has {} columns, but query has {} columns.",
+                table.name,
+                columns.len() + dynamic,
+                fields.len()
+            )));
+        }
+        let mut exprs = Vec::new();
+        for c in &table.sd.columns {
+            match columns.iter().position(|x| x == &c.name) {
+                Some(i) => exprs.push(
+                    col(datafusion::common::Column::from_name(fields[i].name())).alias(&c.name),
+                ),
+                None => exprs.push(lit(datafusion::common::ScalarValue::Null).alias(&c.name)),
+            }
+        }
+        for c in columns {
+            if !table.sd.columns.iter().any(|x| &x.name == c) {
+                return Err(SqlError::Semantic(format!(
+                    "[Error 10002]: Invalid column reference {c}"
+                )));
+            }
+        }
+        for f in &fields[columns.len()..] {
+            exprs.push(col(datafusion::common::Column::from_name(f.name())));
+        }
+        LogicalPlanBuilder::from(plan)
+            .project(exprs)
+            .and_then(|b| b.build())
+            .map_err(SqlError::from_planning)
+    }
+}
+
+fn collect_partition_dirs(
+    dir: &std::path::Path,
+    prefix: String,
+    depth: usize,
+    out: &mut Vec<String>,
+) {
+    if depth == 0 {
+        out.push(prefix);
+        return;
+    }
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if e.file_type().map(|t| t.is_dir()).unwrap_or(false)
+            && name.contains('=')
+            && apiary_storage::native::is_data_file(&name)
+        {
+            let p = if prefix.is_empty() {
+                name.clone()
+            } else {
+                format!("{prefix}/{name}")
+            };
+            collect_partition_dirs(&e.path(), p, depth - 1, out);
+        }
+    }
+}
+
+fn spec_text(spec: &PartitionSpec) -> String {
+    format!(
+        "{{{}}}",
+        spec.iter()
+            .map(|(k, v)| format!("{k}={}", v.clone().unwrap_or_default()))
+            .collect::<Vec<_>>()
+            .join(", ")
+    )
+}
+
+fn check_spec_keys(table: &Table, spec: &PartitionSpec) -> Result<(), SqlError> {
+    for (k, _) in spec {
+        if !table.partition_keys.iter().any(|p| &p.name == k) {
+            return Err(SqlError::Semantic(format!(
+                "[Error 10098]: Non-Partition column appears in the partition specification: {k}"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Values for every partition key; the spec must name each with a value.
+fn full_spec(table: &Table, spec: &PartitionSpec) -> Result<Vec<String>, SqlError> {
+    check_spec_keys(table, spec)?;
+    table
+        .partition_keys
+        .iter()
+        .map(|k| {
+            spec.iter()
+                .find(|(n, _)| n == &k.name)
+                .and_then(|(_, v)| v.clone())
+                .ok_or_else(|| {
+                    SqlError::Semantic(format!(
+                        "[Error 10006]: Partition spec {} is missing a value for partition column {}",
+                        spec_text(spec),
+                        k.name
+                    ))
+                })
+        })
+        .collect()
+}
+
+fn spec_matches(table: &Table, spec: &PartitionSpec, values: &[String]) -> bool {
+    spec.iter().all(|(k, v)| match v {
+        None => true,
+        Some(v) => table
+            .partition_keys
+            .iter()
+            .position(|p| &p.name == k)
+            .and_then(|i| values.get(i))
+            .is_some_and(|x| x == v),
+    })
+}
+
+fn resolve_format(ct: &CreateTable) -> Result<(NativeFormat, Option<RowFormat>), SqlError> {
+    let serde = ct.row_format.clone();
+    let format = match &ct.stored_as {
+        Some(StoredAs::Format(f)) => NativeFormat::from_stored_as(f).ok_or_else(|| {
+            SqlError::Semantic(format!(
+                "[Error 10305]: Unrecognized file format in STORED AS clause: '{f}'"
+            ))
+        })?,
+        Some(StoredAs::Classes(i, _)) => NativeFormat::of(&StorageDescriptor {
+            input_format: Some(i.clone()),
+            ..Default::default()
+        })
+        .unwrap_or(NativeFormat::Text),
+        None => NativeFormat::Text,
+    };
+    // ROW FORMAT SERDE may name a format's serde (CSV, JSON) on top of TEXTFILE.
+    let format = match (&serde, format) {
+        (Some(RowFormat::Serde(class, _)), NativeFormat::Text) => {
+            NativeFormat::of(&StorageDescriptor {
+                serde: SerDeInfo {
+                    library: class.clone(),
+                    parameters: BTreeMap::new(),
+                },
+                ..Default::default()
+            })
+            .unwrap_or(NativeFormat::Text)
+        }
+        (_, f) => f,
+    };
+    Ok((format, serde))
+}
+
+/// DESCRIBE [EXTENDED | FORMATTED] output.
+fn describe(
+    table: &Table,
+    extended: bool,
+    formatted: bool,
+    column: Option<&str>,
+) -> Result<Prepared, SqlError> {
+    let cols = ["col_name", "data_type", "comment"];
+    let col_row = |c: &Column| {
+        vec![
+            Some(pad(&c.name)),
+            Some(pad(&c.type_name)),
+            Some(pad(c.comment.as_deref().unwrap_or(""))),
+        ]
+    };
+    if let Some(name) = column {
+        let c = table
+            .sd
+            .columns
+            .iter()
+            .chain(&table.partition_keys)
+            .find(|c| c.name == name)
+            .ok_or_else(|| {
+                SqlError::Semantic(format!("[Error 10002]: Invalid column reference {name}"))
+            })?;
+        return Ok(rows(&cols, vec![col_row(c)]));
+    }
+    let mut out: Vec<Vec<Option<String>>> = Vec::new();
+    let blank = || vec![Some(String::new()), None, None];
+    if formatted {
+        out.push(vec![
+            Some(pad("# col_name")),
+            Some(pad("data_type")),
+            Some(pad("comment")),
+        ]);
+    }
+    out.extend(table.sd.columns.iter().map(col_row));
+    if !table.partition_keys.is_empty() {
+        out.push(blank());
+        out.push(vec![Some("# Partition Information".into()), None, None]);
+        out.push(vec![
+            Some(pad("# col_name")),
+            Some(pad("data_type")),
+            Some(pad("comment")),
+        ]);
+        out.extend(table.partition_keys.iter().map(col_row));
+    }
+    if extended {
+        out.push(blank());
+        out.push(vec![
+            Some("Detailed Table Information".into()),
+            Some(format!("{table:?}")),
+            Some(String::new()),
+        ]);
+    } else if formatted {
+        let kv = |k: &str, v: &str| vec![Some(pad(k)), Some(pad(v)), Some(String::new())];
+        out.push(blank());
+        out.push(vec![
+            Some("# Detailed Table Information".into()),
+            None,
+            None,
+        ]);
+        out.push(kv("Database:", &table.database));
+        out.push(kv("OwnerType:", "USER"));
+        out.push(kv("Owner:", &table.owner));
+        out.push(kv("CreateTime:", &format_time(table.create_time)));
+        out.push(kv("LastAccessTime:", "UNKNOWN"));
+        out.push(kv("Retention:", "0"));
+        if let Some(l) = &table.sd.location {
+            out.push(kv("Location:", &location_text(l)));
+        }
+        out.push(kv("Table Type:", table.table_type.as_str()));
+        out.push(vec![Some("Table Parameters:".into()), None, None]);
+        for (k, v) in &table.parameters {
+            out.push(vec![Some(String::new()), Some(pad(k)), Some(pad(v))]);
+        }
+        out.push(blank());
+        out.push(vec![Some("# Storage Information".into()), None, None]);
+        out.push(kv("SerDe Library:", &table.sd.serde.library));
+        out.push(kv(
+            "InputFormat:",
+            table.sd.input_format.as_deref().unwrap_or("null"),
+        ));
+        out.push(kv(
+            "OutputFormat:",
+            table.sd.output_format.as_deref().unwrap_or("null"),
+        ));
+        out.push(kv(
+            "Compressed:",
+            if table.sd.compressed { "Yes" } else { "No" },
+        ));
+        out.push(kv("Num Buckets:", &table.sd.num_buckets.to_string()));
+        out.push(kv(
+            "Bucket Columns:",
+            &format!("[{}]", table.sd.bucket_columns.join(", ")),
+        ));
+        let sorts: Vec<String> = table
+            .sd
+            .sort_columns
+            .iter()
+            .map(|s| format!("Order(col:{}, order:{})", s.column, s.order))
+            .collect();
+        out.push(kv("Sort Columns:", &format!("[{}]", sorts.join(", "))));
+        if !table.sd.serde.parameters.is_empty() {
+            out.push(vec![Some("Storage Desc Params:".into()), None, None]);
+            for (k, v) in &table.sd.serde.parameters {
+                out.push(vec![
+                    Some(String::new()),
+                    Some(pad(k)),
+                    Some(pad(&escape_ctl(v))),
+                ]);
+            }
+        }
+    }
+    Ok(rows(&cols, out))
+}
+
+/// Control characters as Hive prints them in DESCRIBE (`\u0001`).
+pub(crate) fn escape_ctl(v: &str) -> String {
+    v.chars()
+        .map(|c| {
+            if (c as u32) < 0x20 && c != '\t' && c != '\n' {
+                format!("\\u{:04X}", c as u32)
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
+}

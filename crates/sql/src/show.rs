@@ -1,0 +1,111 @@
+//! SHOW CREATE TABLE in Hive's layout.
+
+use apiary_metastore::{Table, TableType};
+
+fn quote(s: &str) -> String {
+    s.replace('\\', "\\\\").replace('\'', "\\'")
+}
+
+/// Hive's escaping of a property value or delimiter in DDL text (`\u0001` for control chars).
+fn prop(v: &str) -> String {
+    crate::hive::escape_ctl(&quote(v))
+}
+
+/// The statement that re-creates `table`, as Hive prints it.
+pub fn show_create_table(t: &Table) -> String {
+    let mut s = String::new();
+    let kind = if t.table_type == TableType::External {
+        "CREATE EXTERNAL TABLE"
+    } else {
+        "CREATE TABLE"
+    };
+    s.push_str(&format!("{kind} `{}`(\n", t.name));
+    let cols: Vec<String> =
+        t.sd.columns
+            .iter()
+            .map(|c| match &c.comment {
+                Some(cm) => format!("  `{}` {} COMMENT '{}'", c.name, c.type_name, quote(cm)),
+                None => format!("  `{}` {}", c.name, c.type_name),
+            })
+            .collect();
+    s.push_str(&cols.join(", \n"));
+    s.push_str(")\n");
+    if let Some(c) = t.parameters.get("comment") {
+        s.push_str(&format!("COMMENT '{}'\n", quote(c)));
+    }
+    if !t.partition_keys.is_empty() {
+        s.push_str("PARTITIONED BY ( \n");
+        let keys: Vec<String> = t
+            .partition_keys
+            .iter()
+            .map(|c| match &c.comment {
+                Some(cm) => format!("  `{}` {} COMMENT '{}'", c.name, c.type_name, quote(cm)),
+                None => format!("  `{}` {}", c.name, c.type_name),
+            })
+            .collect();
+        s.push_str(&keys.join(", \n"));
+        s.push_str(")\n");
+    }
+    if t.sd.num_buckets > 0 {
+        s.push_str(&format!(
+            "CLUSTERED BY ( \n  {}) \n",
+            t.sd.bucket_columns.join(", \n  ")
+        ));
+        if !t.sd.sort_columns.is_empty() {
+            let sorts: Vec<String> =
+                t.sd.sort_columns
+                    .iter()
+                    .map(|c| format!("{} {}", c.column, if c.order == 1 { "ASC" } else { "DESC" }))
+                    .collect();
+            s.push_str(&format!("SORTED BY ( \n  {}) \n", sorts.join(", \n  ")));
+        }
+        s.push_str(&format!("INTO {} BUCKETS\n", t.sd.num_buckets));
+    }
+    if let Some(handler) = t.storage_handler() {
+        s.push_str(&format!("STORED BY \n  '{}' \n", quote(handler)));
+        if !t.sd.serde.parameters.is_empty() {
+            s.push_str("WITH SERDEPROPERTIES ( \n");
+            s.push_str(&props(&t.sd.serde.parameters));
+            s.push_str(")\n");
+        }
+    } else {
+        s.push_str(&format!("ROW FORMAT SERDE \n  '{}' \n", t.sd.serde.library));
+        if !t.sd.serde.parameters.is_empty() {
+            s.push_str("WITH SERDEPROPERTIES ( \n");
+            s.push_str(&props(&t.sd.serde.parameters));
+            s.push_str(") \n");
+        }
+        s.push_str(&format!(
+            "STORED AS INPUTFORMAT \n  '{}' \nOUTPUTFORMAT \n  '{}'\n",
+            t.sd.input_format.as_deref().unwrap_or(""),
+            t.sd.output_format.as_deref().unwrap_or("")
+        ));
+    }
+    if let Some(l) = &t.sd.location {
+        let l = if l.starts_with('/') {
+            format!("file:{l}")
+        } else {
+            l.clone()
+        };
+        s.push_str(&format!("LOCATION\n  '{}'\n", quote(&l)));
+    }
+    let shown: std::collections::BTreeMap<String, String> = t
+        .parameters
+        .iter()
+        .filter(|(k, _)| !matches!(k.as_str(), "EXTERNAL" | "comment" | "storage_handler"))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    if !shown.is_empty() {
+        s.push_str("TBLPROPERTIES (\n");
+        s.push_str(&props(&shown));
+        s.push_str(")\n");
+    }
+    s.trim_end().to_string()
+}
+
+fn props(p: &std::collections::BTreeMap<String, String>) -> String {
+    p.iter()
+        .map(|(k, v)| format!("  '{}'='{}'", prop(k), prop(v)))
+        .collect::<Vec<_>>()
+        .join(", \n")
+}

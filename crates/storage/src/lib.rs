@@ -1,0 +1,14 @@
+//! Apiary's storage layer: Hive's types mapped to Arrow, the native file formats Hive writes,
+//! scanning native tables (with partition pruning) and writing them atomically.
+
+#![warn(missing_docs)]
+
+mod error;
+pub mod format;
+pub mod native;
+pub mod types;
+pub mod write;
+
+pub use error::StorageError;
+pub use format::NativeFormat;
+pub use native::NativeTable;

@@ -1,0 +1,382 @@
+//! Writing native tables atomically: rows go to files in a hidden staging directory under the
+//! table's location (readers skip hidden names), and only when every file is complete are
+//! they moved into their partition directories, one rename each.
+
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use apiary_metastore::{escape_path_value, Table};
+use arrow::array::{Array, ArrayRef, RecordBatch, UInt32Array};
+use arrow::datatypes::{DataType, Schema, SchemaRef};
+use datafusion::parquet::arrow::ArrowWriter;
+use datafusion::physical_plan::SendableRecordBatchStream;
+use futures::StreamExt;
+
+use crate::format::{NativeFormat, TextLayout};
+use crate::native::{column_field, is_data_file, location_url};
+use crate::types::HiveType;
+use crate::StorageError;
+
+/// Hive's name for a NULL or empty partition value.
+pub const DEFAULT_PARTITION: &str = "__HIVE_DEFAULT_PARTITION__";
+
+/// What an INSERT writes: each partition key with its static value, or `None` for a dynamic
+/// one taken from the trailing columns of the rows.
+#[derive(Debug, Clone, Default)]
+pub struct InsertSpec {
+    /// One entry per partition key, in the table's order.
+    pub partition: Vec<Option<String>>,
+    /// INSERT OVERWRITE: replace the data of every partition written (or the whole table).
+    pub overwrite: bool,
+}
+
+/// What an INSERT did.
+#[derive(Debug, Clone, Default)]
+pub struct InsertOutcome {
+    /// Rows written.
+    pub rows: u64,
+    /// Value lists of the partitions written to.
+    pub partitions: Vec<Vec<String>>,
+    /// Data files made visible.
+    pub files: usize,
+}
+
+enum FileWriter {
+    Parquet(Box<ArrowWriter<File>>),
+    Text(Box<arrow::csv::Writer<File>>),
+    Json(arrow::json::LineDelimitedWriter<File>),
+}
+
+impl FileWriter {
+    fn open(
+        format: NativeFormat,
+        table: &Table,
+        path: &Path,
+        schema: &SchemaRef,
+    ) -> Result<Self, StorageError> {
+        let file = File::create(path).map_err(|e| StorageError::io(path, e))?;
+        Ok(match format {
+            NativeFormat::Parquet => FileWriter::Parquet(Box::new(
+                ArrowWriter::try_new(file, schema.clone(), None)
+                    .map_err(|e| StorageError::Write(e.to_string()))?,
+            )),
+            NativeFormat::Text | NativeFormat::Csv => {
+                let layout = TextLayout::from_params(&table.sd.serde.parameters);
+                let csv = format == NativeFormat::Csv;
+                let builder = arrow::csv::WriterBuilder::new()
+                    .with_header(false)
+                    .with_delimiter(if csv { b',' } else { layout.field_delim })
+                    .with_null(if csv { String::new() } else { layout.null })
+                    .with_quote_style(if csv {
+                        arrow::csv::QuoteStyle::Necessary
+                    } else {
+                        arrow::csv::QuoteStyle::Never
+                    })
+                    .with_timestamp_format("%Y-%m-%d %H:%M:%S%.f".into())
+                    .with_datetime_format("%Y-%m-%d %H:%M:%S%.f".into());
+                FileWriter::Text(Box::new(builder.build(file)))
+            }
+            NativeFormat::Json => FileWriter::Json(arrow::json::LineDelimitedWriter::new(file)),
+            other => {
+                return Err(StorageError::Unsupported(format!(
+                    "writing {} tables",
+                    other.stored_as()
+                )))
+            }
+        })
+    }
+
+    fn write(&mut self, batch: &RecordBatch) -> Result<(), StorageError> {
+        let r = match self {
+            FileWriter::Parquet(w) => w.write(batch).map_err(|e| e.to_string()),
+            FileWriter::Text(w) => w.write(batch).map_err(|e| e.to_string()),
+            FileWriter::Json(w) => w.write(batch).map_err(|e| e.to_string()),
+        };
+        r.map_err(StorageError::Write)
+    }
+
+    fn finish(self) -> Result<(), StorageError> {
+        let r = match self {
+            FileWriter::Parquet(w) => w.close().map(|_| ()).map_err(|e| e.to_string()),
+            FileWriter::Text(w) => w.into_inner().sync_all().map_err(|e| e.to_string()),
+            FileWriter::Json(mut w) => w.finish().map_err(|e| e.to_string()),
+        };
+        r.map_err(StorageError::Write)
+    }
+}
+
+/// A local directory for a location URL; other stores are not writable yet.
+pub fn local_dir(location: &str) -> Result<PathBuf, StorageError> {
+    let url = location_url(location)?;
+    if url.scheme() != "file" {
+        return Err(StorageError::Unsupported(format!(
+            "writing to {} locations",
+            url.scheme()
+        )));
+    }
+    url.to_file_path()
+        .map_err(|_| StorageError::Location(location.to_string()))
+}
+
+/// Removes the data files (not hidden files, not subdirectories) directly in `dir`.
+pub fn clear_data_files(dir: &Path) -> Result<usize, StorageError> {
+    let mut n = 0;
+    let entries = match std::fs::read_dir(dir) {
+        Ok(e) => e,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(0),
+        Err(e) => return Err(StorageError::io(dir, e)),
+    };
+    for entry in entries {
+        let entry = entry.map_err(|e| StorageError::io(dir, e))?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let is_file = entry.file_type().map(|t| t.is_file()).unwrap_or(false);
+        if is_file && is_data_file(&name) {
+            std::fs::remove_file(entry.path()).map_err(|e| StorageError::io(&entry.path(), e))?;
+            n += 1;
+        }
+    }
+    Ok(n)
+}
+
+/// The directory of a partition (`<table>/<k1=v1>/<k2=v2>`) or of an unpartitioned table.
+pub fn partition_dir(table: &Table, values: &[String]) -> Result<PathBuf, StorageError> {
+    let loc = table.sd.location.clone().ok_or_else(|| {
+        StorageError::Location(format!("table {} has no location", table.qualified_name()))
+    })?;
+    let mut dir = local_dir(&loc)?;
+    for (k, v) in table.partition_keys.iter().zip(values) {
+        dir.push(format!("{}={}", k.name, escape_path_value(v)));
+    }
+    Ok(dir)
+}
+
+/// Writes `rows` into `table`. The stream's columns are the table's data columns followed by
+/// its dynamic partition keys, in order; values are cast to the declared types.
+pub async fn insert(
+    table: &Table,
+    spec: &InsertSpec,
+    mut rows: SendableRecordBatchStream,
+    partition_dirs: &BTreeMap<Vec<String>, Option<String>>,
+) -> Result<InsertOutcome, StorageError> {
+    let format = NativeFormat::of(&table.sd)
+        .ok_or_else(|| StorageError::Unsupported("this table's input format".into()))?;
+    let root = local_dir(table.sd.location.as_deref().unwrap_or(""))?;
+    let data_fields = table
+        .sd
+        .columns
+        .iter()
+        .map(column_field)
+        .collect::<Result<Vec<_>, _>>()?;
+    let data_schema: SchemaRef = Arc::new(Schema::new(data_fields));
+    let n_data = table.sd.columns.len();
+    let dynamic: Vec<usize> = (0..table.partition_keys.len())
+        .filter(|i| spec.partition.get(*i).is_none_or(Option::is_none))
+        .collect();
+    let staging = root.join(format!(".apiary-staging-{}", uuid::Uuid::new_v4()));
+    std::fs::create_dir_all(&staging).map_err(|e| StorageError::io(&staging, e))?;
+    let result = async {
+        let mut writers: BTreeMap<Vec<String>, (PathBuf, FileWriter)> = BTreeMap::new();
+        let mut total = 0u64;
+        while let Some(batch) = rows.next().await {
+            let batch = batch.map_err(|e| StorageError::Write(e.to_string()))?;
+            if batch.num_columns() != n_data + dynamic.len() {
+                return Err(StorageError::Write(format!(
+                    "expected {} columns, got {}",
+                    n_data + dynamic.len(),
+                    batch.num_columns()
+                )));
+            }
+            total += batch.num_rows() as u64;
+            let data = cast_columns(&batch, &data_schema)?;
+            for (values, indices) in group_rows(&batch, table, spec, &dynamic, n_data)? {
+                let part = if indices.len() == batch.num_rows() {
+                    data.clone()
+                } else {
+                    take_rows(&data, &indices)?
+                };
+                if !writers.contains_key(&values) {
+                    let name = format!(
+                        "part-{}-00000{}",
+                        uuid::Uuid::new_v4().simple(),
+                        format.extension()
+                    );
+                    let dir = staging.join(writers.len().to_string());
+                    std::fs::create_dir_all(&dir).map_err(|e| StorageError::io(&dir, e))?;
+                    let path = dir.join(name);
+                    let w = FileWriter::open(format, table, &path, &data_schema)?;
+                    writers.insert(values.clone(), (path, w));
+                }
+                if let Some((_, w)) = writers.get_mut(&values) {
+                    w.write(&part)?;
+                }
+            }
+        }
+        // Static partitions (or an unpartitioned table) are written even with no rows, so
+        // INSERT OVERWRITE of nothing empties them.
+        if dynamic.is_empty() && writers.is_empty() && spec.overwrite {
+            let values: Vec<String> = spec.partition.iter().flatten().cloned().collect();
+            return Ok((total, vec![(values, None)]));
+        }
+        let mut staged = Vec::new();
+        for (values, (path, w)) in writers {
+            w.finish()?;
+            staged.push((values, Some(path)));
+        }
+        Ok((total, staged))
+    }
+    .await;
+    let outcome = match result {
+        Ok((rows, staged)) => {
+            let partitions = staged.iter().map(|(v, _)| v.clone()).collect();
+            commit(table, spec, staged, partition_dirs).map(|files| InsertOutcome {
+                rows,
+                partitions,
+                files,
+            })
+        }
+        Err(e) => Err(e),
+    };
+    let _ = std::fs::remove_dir_all(&staging);
+    outcome
+}
+
+type Staged = Vec<(Vec<String>, Option<PathBuf>)>;
+
+/// Moves staged files into place: per partition, OVERWRITE first clears the old files.
+fn commit(
+    table: &Table,
+    spec: &InsertSpec,
+    staged: Staged,
+    partition_dirs: &BTreeMap<Vec<String>, Option<String>>,
+) -> Result<usize, StorageError> {
+    let mut files = 0;
+    for (values, path) in &staged {
+        let dir = match partition_dirs.get(values).cloned().flatten() {
+            Some(loc) => local_dir(&loc)?,
+            None => partition_dir(table, values)?,
+        };
+        std::fs::create_dir_all(&dir).map_err(|e| StorageError::io(&dir, e))?;
+        if spec.overwrite {
+            clear_data_files(&dir)?;
+        }
+        if let Some(path) = path {
+            let name = path.file_name().map(|n| n.to_owned()).unwrap_or_default();
+            let target = dir.join(name);
+            std::fs::rename(path, &target).map_err(|e| StorageError::io(&target, e))?;
+            files += 1;
+        }
+    }
+    Ok(files)
+}
+
+fn cast_columns(batch: &RecordBatch, schema: &SchemaRef) -> Result<RecordBatch, StorageError> {
+    let columns = schema
+        .fields()
+        .iter()
+        .enumerate()
+        .map(|(i, f)| {
+            let a = cast_to(batch.column(i), f.data_type())?;
+            Ok(match HiveType::of_field(f) {
+                HiveType::Varchar(n) => fit_strings(&a, n as usize, false),
+                HiveType::Char(n) => fit_strings(&a, n as usize, true),
+                _ => a,
+            })
+        })
+        .collect::<Result<Vec<_>, StorageError>>()?;
+    RecordBatch::try_new(schema.clone(), columns).map_err(|e| StorageError::Write(e.to_string()))
+}
+
+/// VARCHAR(n) keeps the first n characters; CHAR(n) is also padded with blanks to n.
+fn fit_strings(a: &ArrayRef, n: usize, pad: bool) -> ArrayRef {
+    let Some(strings) = a.as_any().downcast_ref::<arrow::array::StringArray>() else {
+        return a.clone();
+    };
+    let out: arrow::array::StringArray = strings
+        .iter()
+        .map(|v| {
+            v.map(|s| {
+                let mut t: String = s.chars().take(n).collect();
+                if pad {
+                    let len = t.chars().count();
+                    t.extend(std::iter::repeat_n(' ', n - len));
+                }
+                t
+            })
+        })
+        .collect();
+    Arc::new(out)
+}
+
+fn cast_to(a: &ArrayRef, t: &DataType) -> Result<ArrayRef, StorageError> {
+    if a.data_type() == t {
+        return Ok(a.clone());
+    }
+    arrow::compute::cast(a, t)
+        .map_err(|e| StorageError::Write(format!("cannot convert {} to {t}: {e}", a.data_type())))
+}
+
+fn take_rows(batch: &RecordBatch, indices: &[u32]) -> Result<RecordBatch, StorageError> {
+    let idx = UInt32Array::from(indices.to_vec());
+    let columns = batch
+        .columns()
+        .iter()
+        .map(|c| arrow::compute::take(c.as_ref(), &idx, None))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| StorageError::Write(e.to_string()))?;
+    RecordBatch::try_new(batch.schema(), columns).map_err(|e| StorageError::Write(e.to_string()))
+}
+
+/// Partition values and the indices of the rows that belong to that partition.
+type RowGroup = (Vec<String>, Vec<u32>);
+
+/// Rows of `batch` grouped by the partition they belong to.
+fn group_rows(
+    batch: &RecordBatch,
+    table: &Table,
+    spec: &InsertSpec,
+    dynamic: &[usize],
+    n_data: usize,
+) -> Result<Vec<RowGroup>, StorageError> {
+    let keys = table.partition_keys.len();
+    if dynamic.is_empty() {
+        let values = spec.partition.iter().flatten().cloned().collect();
+        return Ok(vec![(values, (0..batch.num_rows() as u32).collect())]);
+    }
+    let texts = dynamic
+        .iter()
+        .enumerate()
+        .map(|(j, _)| {
+            let col = batch.column(n_data + j);
+            let s = arrow::compute::cast(col, &DataType::Utf8)
+                .map_err(|e| StorageError::Write(e.to_string()))?;
+            Ok(s)
+        })
+        .collect::<Result<Vec<ArrayRef>, StorageError>>()?;
+    let mut groups: BTreeMap<Vec<String>, Vec<u32>> = BTreeMap::new();
+    for row in 0..batch.num_rows() {
+        let mut values = Vec::with_capacity(keys);
+        let mut d = 0;
+        for k in 0..keys {
+            match spec.partition.get(k).cloned().flatten() {
+                Some(v) => values.push(v),
+                None => {
+                    let a = texts[d]
+                        .as_any()
+                        .downcast_ref::<arrow::array::StringArray>()
+                        .ok_or_else(|| StorageError::Write("partition value".into()))?;
+                    let v = if a.is_null(row) || a.value(row).is_empty() {
+                        DEFAULT_PARTITION.to_string()
+                    } else {
+                        a.value(row).to_string()
+                    };
+                    values.push(v);
+                    d += 1;
+                }
+            }
+        }
+        groups.entry(values).or_default().push(row as u32);
+    }
+    Ok(groups.into_iter().collect())
+}
