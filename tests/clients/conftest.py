@@ -15,12 +15,13 @@ BIN = os.environ.get("APIARY_BIN", "")
 class Server:
     """An `apiary serve` process on free ports; stops itself when the test session ends."""
 
-    def __init__(self, *extra):
+    def __init__(self, *extra, data=None):
+        """Starts a server; `data` reuses the folder of an earlier server (a restart)."""
         if not BIN or not os.path.exists(BIN):
             raise RuntimeError("APIARY_BIN must name the built apiary binary")
-        self.data = tempfile.mkdtemp(prefix="apiary-test-")
+        self.data = data or tempfile.mkdtemp(prefix="apiary-test-")
         self.log_path = os.path.join(self.data, "server.log")
-        self.log = open(self.log_path, "w")
+        self.log = open(self.log_path, "a")
         args = [BIN, "serve", "--data-dir", os.path.join(self.data, "d"), "--port", "0", "--http-port", "0", *extra]
         self.proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=self.log, text=True)
         self.binary_port = None

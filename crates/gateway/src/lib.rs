@@ -268,6 +268,10 @@ impl Gateway {
                 (Some(schema), ResultSource::Rows(Arc::new(batches)))
             }
             Ok(Prepared::Done) => (None, ResultSource::Empty),
+            Ok(Prepared::Task(task)) => (
+                None,
+                ResultSource::Task(Arc::new(parking_lot::Mutex::new(Some(task)))),
+            ),
             Err(e) => return Err(GatewayError::Sql(e)),
         };
         let op = Operation::new(
@@ -317,13 +321,20 @@ impl Gateway {
         Fut: std::future::Future<Output = Result<Prepared, apiary_sql::SqlError>>,
     {
         let session = self.session(handle)?;
-        let ctx = session.sql.lock().await.context().clone();
+        let ctx = {
+            let sql = session.sql.lock().await;
+            // Catalog listings see what other servers on the same metastore created.
+            sql.refresh_catalog().await?;
+            sql.context().clone()
+        };
         let prepared = compute(ctx).await?;
         let (schema, source) = match prepared {
             Prepared::Rows { schema, batches } => {
                 (Some(schema), ResultSource::Rows(Arc::new(batches)))
             }
-            Prepared::Query { .. } | Prepared::Done => (None, ResultSource::Empty),
+            Prepared::Query { .. } | Prepared::Done | Prepared::Task(_) => {
+                (None, ResultSource::Empty)
+            }
         };
         let op = Operation::new(session.handle, kind, String::new(), schema, source, None);
         self.register(&session, &op);

@@ -118,6 +118,9 @@ pub enum ResultSource {
     },
     /// Rows computed up front.
     Rows(Arc<Vec<RecordBatch>>),
+    /// Work without a result set (INSERT, CTAS) that runs as the operation, so it can run
+    /// asynchronously, time out and be cancelled; taken by the first run.
+    Task(Arc<Mutex<Option<apiary_sql::Task>>>),
     /// No result set.
     Empty,
 }
@@ -383,6 +386,41 @@ impl Operation {
             self.transition(OperationState::Finished, None);
             return;
         }
+        if let ResultSource::Task(task) = &self.source {
+            let Some(task) = task.lock().take() else {
+                return;
+            };
+            let op = Arc::clone(self);
+            let run = self.cancel.child_token();
+            let deadline = self.timeout;
+            tokio::spawn(async move {
+                let work = async {
+                    match deadline {
+                        Some(d) => tokio::time::timeout(d, task)
+                            .await
+                            .unwrap_or(Err(SqlError::Cancelled)),
+                        None => task.await,
+                    }
+                };
+                let result = tokio::select! {
+                    _ = run.cancelled() => return,
+                    r = work => r,
+                };
+                match result {
+                    Ok(()) => {
+                        op.progress.lock().complete = true;
+                        op.log("INFO", "OK");
+                        op.transition(OperationState::Finished, None);
+                    }
+                    Err(SqlError::Cancelled) => {
+                        let secs = op.timeout.map(|t| t.as_secs()).unwrap_or(0);
+                        op.fail(&GatewayError::Timeout(secs));
+                    }
+                    Err(e) => op.fail(&GatewayError::Sql(e)),
+                }
+            });
+            return;
+        }
         let mut reader = self.reader.lock().await;
         self.spawn_producer(&mut reader, false);
     }
@@ -450,7 +488,7 @@ impl Operation {
                     ),
                 )
             }
-            ResultSource::Empty => return,
+            ResultSource::Empty | ResultSource::Task(_) => return,
         };
         let mut ready = rerun;
         let mut rows: u64 = 0;

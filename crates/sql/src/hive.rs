@@ -420,29 +420,17 @@ impl SqlSession {
                 query,
             } => {
                 let table = self.require_table(&table).await?;
-                self.insert(&table, partition, &columns, &query, overwrite)
+                let task = self
+                    .insert(&table, partition, &columns, &query, overwrite)
                     .await?;
-                Ok(Prepared::Done)
+                Ok(Prepared::Task(task))
             }
         }
     }
 
     async fn drop_table_data(&self, table: &Table, cascade: bool) -> Result<(), SqlError> {
         let _ = cascade;
-        if table.table_type != TableType::Managed || table.storage_handler().is_some() {
-            return Ok(());
-        }
-        if let Some(loc) = &table.sd.location {
-            if let Ok(dir) = write::local_dir(loc) {
-                match std::fs::remove_dir_all(&dir) {
-                    Ok(()) => {}
-                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                    Err(e) => {
-                        tracing::warn!(table = %table.qualified_name(), error = %e, "could not delete table data")
-                    }
-                }
-            }
-        }
+        remove_managed_data(table);
         Ok(())
     }
 
@@ -622,15 +610,31 @@ impl SqlSession {
         }
         table.sd.location = Some(location);
         self.metastore().create_table(&table).await?;
-        if let Some(q) = &ct.as_select {
-            if let Err(e) = self.insert(&table, None, &[], q, false).await {
-                // CTAS is all or nothing: take the table back out.
-                let _ = self.metastore().drop_table(&db, &tname).await;
-                let _ = self.drop_table_data(&table, false).await;
-                return Err(e);
+        let Some(q) = &ct.as_select else {
+            return Ok(Prepared::Done);
+        };
+        // CTAS is all or nothing: if planning or writing fails, the table goes again.
+        let undo = {
+            let metastore = self.metastore().clone();
+            let table = table.clone();
+            move || async move {
+                let _ = metastore.drop_table(&table.database, &table.name).await;
+                remove_managed_data(&table);
+            }
+        };
+        match self.insert(&table, None, &[], q, false).await {
+            Ok(task) => Ok(Prepared::Task(crate::session::Task(Box::pin(async move {
+                let r = task.await;
+                if r.is_err() {
+                    undo().await;
+                }
+                r
+            })))),
+            Err(e) => {
+                undo().await;
+                Err(e)
             }
         }
-        Ok(Prepared::Done)
     }
 
     async fn alter_table(
@@ -971,7 +975,8 @@ impl SqlSession {
         Ok(Prepared::Done)
     }
 
-    /// INSERT INTO/OVERWRITE: plans `query`, checks its columns against the table, writes.
+    /// INSERT INTO/OVERWRITE: plans `query` and checks its columns against the table here;
+    /// the returned task writes the rows and registers new partitions.
     pub(crate) async fn insert(
         &mut self,
         table: &Table,
@@ -979,7 +984,7 @@ impl SqlSession {
         columns: &[String],
         query: &str,
         overwrite: bool,
-    ) -> Result<u64, SqlError> {
+    ) -> Result<crate::session::Task, SqlError> {
         if table.is_view() {
             return Err(SqlError::Semantic(format!(
                 "[Error 10090]: A view cannot be used as target table for LOAD or INSERT: {}",
@@ -1040,53 +1045,58 @@ impl SqlSession {
                 table.name
             )));
         }
-        let stream = crate::session::execute(self.context(), plan).await?;
-        let parts = self
-            .metastore()
-            .list_partitions(&table.database, &table.name)
-            .await?;
-        let dirs: BTreeMap<Vec<String>, Option<String>> = parts
-            .iter()
-            .map(|p| (p.values.clone(), p.sd.location.clone()))
-            .collect();
-        let outcome = write::insert(
-            table,
-            &InsertSpec {
-                partition: spec,
-                overwrite,
-            },
-            stream,
-            &dirs,
-        )
-        .await
-        .map_err(|e| match e {
-            apiary_storage::StorageError::Write(m) => {
-                SqlError::Execution(format!("org.apache.hadoop.hive.ql.exec.tez.TezTask. {m}"))
-            }
-            other => other.into(),
-        })?;
-        if !table.partition_keys.is_empty() {
-            let new: Vec<Partition> = outcome
-                .partitions
-                .iter()
-                .filter(|v| !dirs.contains_key(*v))
-                .map(|values| Partition {
-                    values: values.clone(),
-                    sd: StorageDescriptor {
-                        location: write::partition_dir(table, values)
-                            .ok()
-                            .map(|d| d.display().to_string()),
-                        ..Default::default()
-                    },
-                    parameters: BTreeMap::new(),
-                    create_time: now(),
-                })
-                .collect();
-            self.metastore()
-                .add_partitions(&table.database, &table.name, &new, true)
+        let ctx = self.context().clone();
+        let metastore = self.metastore().clone();
+        let table = table.clone();
+        Ok(crate::session::Task(Box::pin(async move {
+            let stream = crate::session::execute(&ctx, plan).await?;
+            let parts = metastore
+                .list_partitions(&table.database, &table.name)
                 .await?;
-        }
-        Ok(outcome.rows)
+            let dirs: BTreeMap<Vec<String>, Option<String>> = parts
+                .iter()
+                .map(|p| (p.values.clone(), p.sd.location.clone()))
+                .collect();
+            let outcome = write::insert(
+                &table,
+                &InsertSpec {
+                    partition: spec,
+                    overwrite,
+                },
+                stream,
+                &dirs,
+            )
+            .await
+            .map_err(|e| match e {
+                apiary_storage::StorageError::Write(m) => {
+                    SqlError::Execution(format!("org.apache.hadoop.hive.ql.exec.MoveTask. {m}"))
+                }
+                other => other.into(),
+            })?;
+            tracing::info!(table = %table.qualified_name(), rows = outcome.rows, files = outcome.files, "insert committed");
+            if !table.partition_keys.is_empty() {
+                let new: Vec<Partition> = outcome
+                    .partitions
+                    .iter()
+                    .filter(|v| !dirs.contains_key(*v))
+                    .map(|values| Partition {
+                        values: values.clone(),
+                        sd: StorageDescriptor {
+                            location: write::partition_dir(&table, values)
+                                .ok()
+                                .map(|d| d.display().to_string()),
+                            ..Default::default()
+                        },
+                        parameters: BTreeMap::new(),
+                        create_time: now(),
+                    })
+                    .collect();
+                metastore
+                    .add_partitions(&table.database, &table.name, &new, true)
+                    .await?;
+            }
+            Ok(())
+        })))
     }
 
     fn reorder_columns(
@@ -1129,6 +1139,27 @@ impl SqlSession {
             .project(exprs)
             .and_then(|b| b.build())
             .map_err(SqlError::from_planning)
+    }
+}
+
+/// Deletes a managed native table's data folder (external tables keep theirs).
+fn remove_managed_data(table: &Table) {
+    if table.table_type != TableType::Managed || table.storage_handler().is_some() {
+        return;
+    }
+    if let Some(dir) = table
+        .sd
+        .location
+        .as_deref()
+        .and_then(|l| write::local_dir(l).ok())
+    {
+        match std::fs::remove_dir_all(&dir) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => {
+                tracing::warn!(table = %table.qualified_name(), error = %e, "could not delete table data")
+            }
+        }
     }
 }
 

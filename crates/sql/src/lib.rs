@@ -18,5 +18,5 @@ mod substitute;
 pub use apiary_storage::types;
 
 pub use error::SqlError;
-pub use session::{execute, Engine, Prepared, SessionOptions, SqlSession};
+pub use session::{execute, Engine, Prepared, SessionOptions, SqlSession, Task};
 pub use types::HiveType;

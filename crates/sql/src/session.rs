@@ -168,6 +168,30 @@ pub enum Prepared {
     },
     /// A statement without a result set (SET k=v, USE, DDL).
     Done,
+    /// Work without a result set that runs as the operation (INSERT, CTAS).
+    Task(Task),
+}
+
+/// Work an operation runs (writing an INSERT's rows): a future, awaited by the operation.
+pub struct Task(
+    pub std::pin::Pin<Box<dyn std::future::Future<Output = Result<(), SqlError>> + Send>>,
+);
+
+impl std::fmt::Debug for Task {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Task")
+    }
+}
+
+impl std::future::Future for Task {
+    type Output = Result<(), SqlError>;
+
+    fn poll(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Self::Output> {
+        self.0.as_mut().poll(cx)
+    }
 }
 
 /// One client's SQL session: current database, Hive configuration and variables, and the

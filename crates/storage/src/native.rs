@@ -151,6 +151,8 @@ impl NativeTable {
                 Arc::new(
                     CsvFormat::default()
                         .with_has_header(false)
+                        // Rows written before ADD COLUMNS have fewer fields: NULL for the rest.
+                        .with_truncated_rows(true)
                         .with_delimiter(layout.field_delim)
                         // LazySimpleSerDe does not quote: a NUL never starts a field.
                         .with_quote(0)
@@ -164,6 +166,7 @@ impl NativeTable {
                 Arc::new(
                     CsvFormat::default()
                         .with_has_header(false)
+                        .with_truncated_rows(true)
                         .with_delimiter(ch("separatorChar", b','))
                         .with_quote(ch("quoteChar", b'"'))
                         .with_escape(Some(ch("escapeChar", b'\\'))),

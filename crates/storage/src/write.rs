@@ -176,6 +176,8 @@ pub async fn insert(
         .collect();
     let staging = root.join(format!(".apiary-staging-{}", uuid::Uuid::new_v4()));
     std::fs::create_dir_all(&staging).map_err(|e| StorageError::io(&staging, e))?;
+    // Removes the staging folder however the insert ends: done, failed, or dropped (cancel).
+    let _cleanup = StagingCleanup(staging.clone());
     let result = async {
         let mut writers: BTreeMap<Vec<String>, (PathBuf, FileWriter)> = BTreeMap::new();
         let mut total = 0u64;
@@ -238,8 +240,15 @@ pub async fn insert(
         }
         Err(e) => Err(e),
     };
-    let _ = std::fs::remove_dir_all(&staging);
     outcome
+}
+
+struct StagingCleanup(PathBuf);
+
+impl Drop for StagingCleanup {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
 }
 
 type Staged = Vec<(Vec<String>, Option<PathBuf>)>;

@@ -1,0 +1,79 @@
+"""The metastore and the warehouse across restarts and crashes, through PyHive."""
+
+import glob
+import os
+import signal
+import time
+
+import clients
+from conftest import Server
+
+
+def rows(cur, sql):
+    cur.execute(sql)
+    return cur.fetchall()
+
+
+def test_everything_persists_across_a_restart():
+    srv = Server()
+    data = srv.data
+    try:
+        cur = clients.pyhive_none(srv).cursor()
+        cur.execute("CREATE DATABASE keep COMMENT 'kept' WITH DBPROPERTIES ('p'='1')")
+        cur.execute("CREATE TABLE keep.t (id INT, s STRING) PARTITIONED BY (dt STRING) STORED AS PARQUET")
+        cur.execute("INSERT INTO keep.t PARTITION (dt='a') VALUES (1, 'one'), (2, 'two')")
+        cur.execute("CREATE EXTERNAL TABLE keep.e (x INT) LOCATION '%s'" % os.path.join(data, "ext"))
+        cur.execute("INSERT INTO keep.e VALUES (7)")
+        before = rows(cur, "SHOW CREATE TABLE keep.t")
+    finally:
+        srv.stop()
+    srv = Server(data=data)
+    try:
+        cur = clients.pyhive_none(srv).cursor()
+        assert rows(cur, "SELECT id, s, dt FROM keep.t ORDER BY id") == [(1, "one", "a"), (2, "two", "a")]
+        assert rows(cur, "SELECT x FROM keep.e") == [(7,)]
+        assert rows(cur, "SHOW PARTITIONS keep.t") == [("dt=a",)]
+        assert rows(cur, "SHOW CREATE TABLE keep.t") == before
+        assert rows(cur, "DESCRIBE DATABASE EXTENDED keep")[0][1] == "kept"
+        # DROP of an external table keeps its files; of a managed one deletes them.
+        cur.execute("DROP TABLE keep.e")
+        assert glob.glob(os.path.join(data, "ext", "*"))
+        location = os.path.join(data, "d", "warehouse", "keep.db", "t")
+        assert os.path.isdir(location)
+        cur.execute("DROP TABLE keep.t")
+        assert not os.path.exists(location)
+    finally:
+        srv.stop()
+
+
+def test_kill_during_insert_leaves_no_partial_rows():
+    srv = Server()
+    data = srv.data
+    table_dir = os.path.join(data, "d", "warehouse", "crash.db", "t")
+    try:
+        cur = clients.pyhive_none(srv).cursor()
+        cur.execute("CREATE DATABASE crash")
+        cur.execute("CREATE TABLE crash.t (v BIGINT, s STRING) STORED AS TEXTFILE")
+        cur.execute("INSERT INTO crash.t VALUES (1, 'before')")
+        # Large enough to be running when the server is killed.
+        cur.execute("INSERT INTO crash.t SELECT value, concat('row ', CAST(value AS STRING)) "
+                    "FROM range(200000000)", async_=True)
+        deadline = time.time() + 60
+        while time.time() < deadline:
+            staged = glob.glob(os.path.join(table_dir, ".apiary-staging-*", "*", "*"))
+            if staged and os.path.getsize(staged[0]) > 0:
+                break
+            time.sleep(0.05)
+        assert staged, "the INSERT never started writing"
+        os.kill(srv.proc.pid, signal.SIGKILL)
+        srv.proc.wait(10)
+    finally:
+        srv.stop()
+    srv = Server(data=data)
+    try:
+        cur = clients.pyhive_none(srv).cursor()
+        assert rows(cur, "SELECT count(*), max(s) FROM crash.t") == [(1, "before")]
+        visible = [f for f in os.listdir(table_dir) if not f.startswith(".")]
+        assert len(visible) == 1, visible
+    finally:
+        srv.stop()
