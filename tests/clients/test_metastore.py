@@ -77,3 +77,23 @@ def test_kill_during_insert_leaves_no_partial_rows():
         assert len(visible) == 1, visible
     finally:
         srv.stop()
+
+
+def test_sqlalchemy_reflection_sees_created_tables(server):
+    from sqlalchemy import create_engine, inspect
+
+    cur = clients.pyhive_none(server).cursor()
+    cur.execute("CREATE DATABASE reflect_db")
+    cur.execute("CREATE TABLE reflect_db.r (id BIGINT, name VARCHAR(10), price DECIMAL(8,2)) "
+                "PARTITIONED BY (dt STRING) STORED AS PARQUET")
+    try:
+        engine = create_engine(f"hive://alice@127.0.0.1:{server.binary_port}/default")
+        insp = inspect(engine)
+        assert "reflect_db" in insp.get_schema_names()
+        assert insp.get_table_names(schema="reflect_db") == ["r"]
+        cols = [(c["name"], str(c["type"])) for c in insp.get_columns("r", schema="reflect_db")]
+        assert [c[0] for c in cols] == ["id", "name", "price", "dt"], cols
+        assert cols[0][1] == "BIGINT"
+        engine.dispose()
+    finally:
+        cur.execute("DROP DATABASE reflect_db CASCADE")

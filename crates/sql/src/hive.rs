@@ -1315,6 +1315,10 @@ fn describe(
         ]);
     }
     out.extend(table.sd.columns.iter().map(col_row));
+    if !formatted {
+        // Plain DESCRIBE lists the partition keys with the columns, then again below.
+        out.extend(table.partition_keys.iter().map(col_row));
+    }
     if !table.partition_keys.is_empty() {
         out.push(blank());
         out.push(vec![Some("# Partition Information".into()), None, None]);
