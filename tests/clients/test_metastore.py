@@ -75,6 +75,8 @@ def test_kill_during_insert_leaves_no_partial_rows():
         assert rows(cur, "SELECT count(*), max(s) FROM crash.t") == [(1, "before")]
         visible = [f for f in os.listdir(table_dir) if not f.startswith(".")]
         assert len(visible) == 1, visible
+        # The staging folder of the interrupted INSERT is cleaned up at start-up.
+        assert not glob.glob(os.path.join(table_dir, ".apiary-staging-*"))
     finally:
         srv.stop()
 

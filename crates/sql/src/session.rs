@@ -88,6 +88,7 @@ impl Engine {
                 Err(e) => return Err(e.into()),
             }
         }
+        remove_abandoned_staging(metastore.as_ref()).await?;
         let catalogs = Arc::new(MemoryCatalogProviderList::new());
         let catalog = Arc::new(HiveCatalog::new(metastore.clone()));
         catalog.refresh().await?;
@@ -147,6 +148,36 @@ impl Engine {
         }
         Ok(session)
     }
+}
+
+/// Removes staging folders left by INSERTs that a crash cut short. Their files were never
+/// moved into place, so no reader saw them; this only frees the space.
+async fn remove_abandoned_staging(metastore: &dyn Metastore) -> Result<(), SqlError> {
+    for db in metastore.list_databases().await? {
+        for table in metastore.get_tables(&db).await? {
+            let Some(dir) = table
+                .sd
+                .location
+                .as_deref()
+                .and_then(|l| apiary_storage::write::local_dir(l).ok())
+            else {
+                continue;
+            };
+            let Ok(entries) = std::fs::read_dir(&dir) else {
+                continue;
+            };
+            for e in entries.flatten() {
+                if e.file_name()
+                    .to_string_lossy()
+                    .starts_with(".apiary-staging-")
+                {
+                    tracing::info!(table = %table.qualified_name(), path = %e.path().display(), "removing staging left by an interrupted insert");
+                    let _ = std::fs::remove_dir_all(e.path());
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 /// What a statement produced once prepared.
