@@ -195,8 +195,9 @@ impl SqlSession {
                     self.metastore().drop_table(&t.database, &t.name).await?;
                 }
                 self.metastore().drop_database(&name).await?;
+                // Only an emptied folder goes: a LOCATION may hold files that are not ours.
                 if let Ok(dir) = write::local_dir(&db.location) {
-                    let _ = std::fs::remove_dir_all(dir);
+                    let _ = std::fs::remove_dir(dir);
                 }
                 if self.database() == name {
                     self.set_database(crate::session::DEFAULT_DATABASE);
