@@ -5,7 +5,8 @@
 #
 # Installs what the client tests need into a cache (default ~/.cache/apiary, or $APIARY_CACHE):
 # a Python venv with the pinned clients (pyspark brings the JDBC and beeline jars) and
-# hive-driver from npm. Java 17 (javac) and Node.js must be on the machine.
+# hive-driver from npm; PostgreSQL from Debian's packages if it is missing. Java 17 (javac) and
+# Node.js must be on the machine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -32,6 +33,13 @@ mkdir -p "$NODE_CACHE"
 if ! cmp -s tests/node/package.json "$NODE_CACHE/package.json" 2>/dev/null || [ ! -d "$NODE_CACHE/node_modules/hive-driver" ]; then
   cp tests/node/package.json "$NODE_CACHE/package.json"
   (cd "$NODE_CACHE" && npm install --no-audit --no-fund --loglevel=error)
+fi
+
+# A PostgreSQL server for the shared-metastore tests (the tests start their own cluster).
+if ! command -v initdb >/dev/null 2>&1 && ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
+  echo "== installing PostgreSQL"
+  if [ "$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq postgresql >/dev/null
+  else sudo apt-get update -qq && sudo apt-get install -y -qq postgresql >/dev/null; fi
 fi
 
 echo "== client tests"

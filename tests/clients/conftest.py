@@ -85,3 +85,68 @@ def nosasl_server():
     yield s
     s.stop()
     shutil.rmtree(s.data, ignore_errors=True)
+
+
+class Postgres:
+    """A throwaway PostgreSQL cluster on a free loopback port, in its own folder."""
+
+    def __init__(self):
+        import glob
+        import pwd
+        import socket
+
+        initdb = shutil.which("initdb") or (sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb")) or [None])[-1]
+        if not initdb:
+            raise RuntimeError("PostgreSQL is not installed (scripts/test.sh installs it)")
+        bindir = os.path.dirname(os.path.realpath(initdb))
+        self.dir = tempfile.mkdtemp(prefix="apiary-pg-")
+        run_as = []
+        if os.getuid() == 0:
+            # PostgreSQL refuses to run as root.
+            pw = pwd.getpwnam("postgres")
+            os.chown(self.dir, pw.pw_uid, pw.pw_gid)
+            run_as = ["runuser", "-u", "postgres", "--"]
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            self.port = s.getsockname()[1]
+        data = os.path.join(self.dir, "data")
+        subprocess.run(run_as + [os.path.join(bindir, "initdb"), "-D", data, "-U", "apiary",
+                                 "--auth=trust", "-E", "UTF8"], check=True, capture_output=True)
+        self.proc = subprocess.Popen(
+            run_as + [os.path.join(bindir, "postgres"), "-D", data, "-p", str(self.port),
+                      "-h", "127.0.0.1", "-k", self.dir],
+            stdout=subprocess.DEVNULL, stderr=open(os.path.join(self.dir, "pg.log"), "w"))
+        deadline = time.time() + 30
+        while time.time() < deadline:
+            r = subprocess.run(["psql", "-h", "127.0.0.1", "-p", str(self.port), "-U", "apiary",
+                                "-d", "postgres", "-c", "SELECT 1"], capture_output=True)
+            if r.returncode == 0:
+                break
+            time.sleep(0.2)
+        else:
+            self.stop()
+            raise RuntimeError("PostgreSQL did not start")
+
+    def psql(self, sql, db="postgres"):
+        r = subprocess.run(["psql", "-h", "127.0.0.1", "-p", str(self.port), "-U", "apiary", "-d", db,
+                            "-At", "-c", sql], capture_output=True, text=True, check=True)
+        return r.stdout
+
+    def url(self, db):
+        return f"postgresql://apiary@127.0.0.1:{self.port}/{db}"
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(20)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def postgres():
+    pg = Postgres()
+    yield pg
+    pg.stop()

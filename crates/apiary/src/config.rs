@@ -78,6 +78,11 @@ pub const KEYS: &[(&str, &str, &str)] = &[
     ),
     ("apiary.max.sessions", "1000", "most sessions open at once"),
     (
+        "apiary.metastore.url",
+        "",
+        "metastore: empty for the embedded SQLite file in the data dir, or postgresql://user@host:port/db to share one catalog between servers",
+    ),
+    (
         "hive.metastore.warehouse.dir",
         "",
         "where managed tables live (empty: <data-dir>/warehouse)",

@@ -112,21 +112,30 @@ async fn serve(args: ServeArgs) -> Result<(), Box<dyn std::error::Error>> {
     let endpoint = config.endpoint()?;
     let gateway_config = config.gateway()?;
     let check_interval = config.duration("hive.server2.session.check.interval", "ms")?;
-    let metastore =
-        apiary_metastore::SqliteMetastore::open(&config.metastore_path()).map_err(|e| {
-            format!(
-                "cannot open metastore {}: {e}",
-                config.metastore_path().display()
-            )
-        })?;
-    let engine = Arc::new(
-        Engine::open(
-            config.hiveconf.clone(),
-            Arc::new(metastore),
-            &config.warehouse(),
-        )
-        .await?,
-    );
+    let metastore: Arc<dyn apiary_metastore::Metastore> =
+        match config.hiveconf.get("apiary.metastore.url").map(String::as_str) {
+            Some(url) if url.starts_with("postgres") => Arc::new(
+                apiary_metastore::PostgresMetastore::open(url)
+                    .await
+                    .map_err(|e| format!("cannot open the PostgreSQL metastore: {e}"))?,
+            ),
+            Some(url) if !url.is_empty() => {
+                return Err(format!(
+                    "apiary.metastore.url must be empty (embedded SQLite) or a postgresql:// URL, not {url}"
+                )
+                .into())
+            }
+            _ => Arc::new(
+                apiary_metastore::SqliteMetastore::open(&config.metastore_path()).map_err(|e| {
+                    format!(
+                        "cannot open metastore {}: {e}",
+                        config.metastore_path().display()
+                    )
+                })?,
+            ),
+        };
+    let engine =
+        Arc::new(Engine::open(config.hiveconf.clone(), metastore, &config.warehouse()).await?);
     let gateway = Gateway::new(engine, gateway_config);
     let http_path = endpoint.http_path.clone();
     let endpoints = Endpoints::start(gateway.clone(), endpoint).await?;

@@ -38,3 +38,30 @@ impl From<rusqlite::Error> for MetastoreError {
         }
     }
 }
+
+impl From<tokio_postgres::Error> for MetastoreError {
+    fn from(e: tokio_postgres::Error) -> Self {
+        use tokio_postgres::error::SqlState;
+        match e.code() {
+            Some(c)
+                if *c == SqlState::T_R_SERIALIZATION_FAILURE
+                    || *c == SqlState::T_R_DEADLOCK_DETECTED =>
+            {
+                MetastoreError::Conflict(
+                    "another server changed the same objects at the same time; retry".into(),
+                )
+            }
+            // Two servers creating the same name: the loser sees the primary key.
+            Some(c) if *c == SqlState::UNIQUE_VIOLATION => {
+                MetastoreError::AlreadyExists("The object (created concurrently)".into())
+            }
+            Some(c) if *c == SqlState::FOREIGN_KEY_VIOLATION => {
+                MetastoreError::NoSuchObject("The database (dropped concurrently)".into())
+            }
+            _ => MetastoreError::Backend(match e.as_db_error() {
+                Some(db) => db.message().to_string(),
+                None => e.to_string(),
+            }),
+        }
+    }
+}

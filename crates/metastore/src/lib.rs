@@ -1,5 +1,6 @@
 //! Apiary's metastore: the Hive model of databases, tables, partitions and views, behind one
-//! async trait ([`Metastore`]) with an embedded SQLite backend ([`SqliteMetastore`]).
+//! async trait ([`Metastore`]) with two backends: an embedded SQLite file ([`SqliteMetastore`],
+//! the default) and PostgreSQL ([`PostgresMetastore`]), which several servers can share.
 //!
 //! The model follows Hive's metastore (database location and parameters; a table's storage
 //! descriptor with columns, location, input/output formats, serde and bucketing; partition
@@ -10,6 +11,7 @@
 
 mod error;
 mod model;
+mod postgres;
 mod sqlite;
 
 pub use error::MetastoreError;
@@ -17,6 +19,7 @@ pub use model::{
     escape_path_value, partition_name, unescape_path_value, Column, Database, Partition, SerDeInfo,
     SortColumn, StorageDescriptor, Table, TableType,
 };
+pub use postgres::PostgresMetastore;
 pub use sqlite::SqliteMetastore;
 
 use async_trait::async_trait;

@@ -119,6 +119,10 @@ pub struct Table {
     pub parameters: BTreeMap<String, String>,
     /// A view's text as written.
     pub view_text: Option<String>,
+    /// The current database when the view was created: unqualified names in its text
+    /// resolve there.
+    #[serde(default)]
+    pub view_database: Option<String>,
 }
 
 impl Table {

@@ -491,6 +491,7 @@ mod tests {
             }],
             parameters: BTreeMap::new(),
             view_text: None,
+            view_database: None,
         }
     }
 

@@ -70,6 +70,77 @@ pub struct HiveSchema {
     names: Arc<RwLock<Names>>,
 }
 
+impl HiveSchema {
+    /// A view as DataFusion sees it: its text planned in a context whose current database is
+    /// the one it was created in, with the view's column names.
+    async fn view(&self, table: &apiary_metastore::Table) -> DfResult<Arc<dyn TableProvider>> {
+        use datafusion::catalog::{CatalogProviderList, MemoryCatalogProviderList};
+        use datafusion::execution::session_state::SessionStateBuilder;
+        use datafusion::prelude::{SessionConfig, SessionContext};
+        let text = table.view_text.clone().unwrap_or_default();
+        let catalogs = Arc::new(MemoryCatalogProviderList::new());
+        catalogs.register_catalog(
+            crate::session::CATALOG.to_string(),
+            Arc::new(HiveCatalog {
+                metastore: self.metastore.clone(),
+                names: self.names.clone(),
+            }),
+        );
+        let config = SessionConfig::new()
+            .with_default_catalog_and_schema(
+                crate::session::CATALOG,
+                table.view_database.as_deref().unwrap_or(&table.database),
+            )
+            .with_create_default_catalog_and_schema(false)
+            .set_bool("datafusion.sql_parser.map_string_types_to_utf8view", false);
+        let state = SessionStateBuilder::new()
+            .with_config(config)
+            .with_catalog_list(catalogs)
+            .with_default_features()
+            .build();
+        let ctx = SessionContext::new_with_state(state);
+        crate::functions::register(&ctx);
+        let mut statements = datafusion::sql::sqlparser::parser::Parser::parse_sql(
+            &datafusion::sql::sqlparser::dialect::HiveDialect {},
+            &text,
+        )
+        .map_err(|e| DataFusionError::Plan(format!("view {}: {e}", table.qualified_name())))?;
+        let Some(mut statement) = statements.pop() else {
+            return Err(DataFusionError::Plan(format!(
+                "view {} has no query",
+                table.qualified_name()
+            )));
+        };
+        crate::rewrite::to_datafusion(&mut statement);
+        let plan = ctx
+            .state()
+            .statement_to_plan(datafusion::sql::parser::Statement::Statement(Box::new(
+                statement,
+            )))
+            .await?;
+        // The view's declared column names, in order.
+        let names: Vec<&str> = table.sd.columns.iter().map(|c| c.name.as_str()).collect();
+        let plan = if names.len() == plan.schema().fields().len() {
+            let exprs: Vec<datafusion::logical_expr::Expr> = plan
+                .schema()
+                .columns()
+                .into_iter()
+                .zip(&names)
+                .map(|(c, n)| datafusion::logical_expr::Expr::Column(c).alias(*n))
+                .collect();
+            datafusion::logical_expr::LogicalPlanBuilder::from(plan)
+                .project(exprs)?
+                .build()?
+        } else {
+            plan
+        };
+        Ok(Arc::new(datafusion::catalog::view::ViewTable::new(
+            plan,
+            Some(text),
+        )))
+    }
+}
+
 fn df_err(e: impl std::fmt::Display) -> DataFusionError {
     DataFusionError::Plan(e.to_string())
 }
@@ -95,10 +166,7 @@ impl SchemaProvider for HiveSchema {
             return Ok(None);
         };
         if table.is_view() {
-            return Err(DataFusionError::NotImplemented(format!(
-                "querying view {} is not supported yet",
-                table.qualified_name()
-            )));
+            return Ok(Some(self.view(&table).await?));
         }
         if let Some(handler) = table.storage_handler() {
             return Err(DataFusionError::NotImplemented(format!(

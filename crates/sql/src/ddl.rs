@@ -822,6 +822,7 @@ fn create(p: &mut P) -> Result<Option<HiveStatement>, SqlError> {
         }
         p.expect_kw("as")?;
         let query = p.rest();
+        p.pos = p.toks.len();
         return Ok(Some(HiveStatement::CreateView {
             if_not_exists,
             or_replace,

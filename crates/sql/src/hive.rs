@@ -250,9 +250,77 @@ impl SqlSession {
                 Ok(rows(&cols, vec![row]))
             }
             HiveStatement::CreateTable(ct) => self.create_table(*ct).await,
-            HiveStatement::CreateView { .. } => Err(SqlError::Unsupported(
-                "CREATE VIEW is not supported yet".into(),
-            )),
+            HiveStatement::CreateView {
+                if_not_exists,
+                or_replace,
+                name,
+                columns,
+                comment,
+                properties,
+                query,
+            } => {
+                let (db, vname) = self.qualify(&name);
+                self.require_database(&db).await?;
+                let existing = self.metastore().get_table(&db, &vname).await?;
+                if let Some(t) = &existing {
+                    if if_not_exists {
+                        return Ok(Prepared::Done);
+                    }
+                    if !or_replace || !t.is_view() {
+                        return Err(SqlError::Ddl(format!(
+                            "AlreadyExistsException(message:Table hive.{db}.{vname} already exists)"
+                        )));
+                    }
+                }
+                let plan = self.plan_query(&query).await?;
+                let fields = plan.schema().fields().clone();
+                if !columns.is_empty() && columns.len() != fields.len() {
+                    return Err(SqlError::Semantic(format!(
+                        "[Error 10074]: The number of columns produced by the SELECT clause does not match the number of column names specified by CREATE VIEW: {} columns, {} names",
+                        fields.len(),
+                        columns.len()
+                    )));
+                }
+                let cols: Vec<Column> = fields
+                    .iter()
+                    .enumerate()
+                    .map(|(i, f)| Column {
+                        name: columns
+                            .get(i)
+                            .cloned()
+                            .unwrap_or_else(|| f.name().to_lowercase()),
+                        type_name: HiveType::of_field(f).to_string(),
+                        comment: None,
+                    })
+                    .collect();
+                check_duplicates(&cols)?;
+                let mut parameters = properties;
+                if let Some(c) = comment {
+                    parameters.insert("comment".into(), c);
+                }
+                parameters.insert("transient_lastDdlTime".into(), now().to_string());
+                let view = Table {
+                    database: db.clone(),
+                    name: vname.clone(),
+                    owner: self.user().to_string(),
+                    create_time: now(),
+                    table_type: TableType::VirtualView,
+                    sd: StorageDescriptor {
+                        columns: cols,
+                        num_buckets: -1,
+                        ..Default::default()
+                    },
+                    partition_keys: vec![],
+                    parameters,
+                    view_text: Some(query),
+                    view_database: Some(self.database().to_string()),
+                };
+                match existing {
+                    Some(_) => self.metastore().alter_table(&db, &vname, &view).await?,
+                    None => self.metastore().create_table(&view).await?,
+                }
+                Ok(Prepared::Done)
+            }
             HiveStatement::DropTable {
                 view,
                 if_exists,
@@ -327,6 +395,17 @@ impl SqlSession {
             }
             HiveStatement::ShowCreateTable(name) => {
                 let table = self.require_table(&name).await?;
+                if table.is_view() {
+                    return Ok(string_rows(
+                        "createtab_stmt",
+                        vec![format!(
+                            "CREATE VIEW `{}`.`{}` AS {}",
+                            table.database,
+                            table.name,
+                            table.view_text.clone().unwrap_or_default()
+                        )],
+                    ));
+                }
                 let text = crate::show::show_create_table(&table);
                 Ok(string_rows(
                     "createtab_stmt",
@@ -576,6 +655,7 @@ impl SqlSession {
                 partition_keys,
                 parameters: BTreeMap::new(),
                 view_text: None,
+                view_database: None,
             }
         };
         table.database = db.clone();
@@ -1358,6 +1438,14 @@ fn describe(
         out.push(vec![Some("Table Parameters:".into()), None, None]);
         for (k, v) in &table.parameters {
             out.push(vec![Some(String::new()), Some(pad(k)), Some(pad(v))]);
+        }
+        if table.is_view() {
+            let text = table.view_text.as_deref().unwrap_or("");
+            out.push(blank());
+            out.push(vec![Some("# View Information".into()), None, None]);
+            out.push(kv("View Original Text:", text));
+            out.push(kv("View Expanded Text:", text));
+            return Ok(rows(&cols, out));
         }
         out.push(blank());
         out.push(vec![Some("# Storage Information".into()), None, None]);

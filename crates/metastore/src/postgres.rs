@@ -1,0 +1,493 @@
+//! The metastore in PostgreSQL, so that several Apiary servers share one catalog. Every change
+//! is one SERIALIZABLE transaction: two servers racing on the same names get one success and
+//! one clean error (`AlreadyExists`, `NoSuchObject`, or `Conflict` to retry), never a torn
+//! catalog. Same documents and schema versions as the SQLite backend.
+
+use async_trait::async_trait;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use tokio::sync::Mutex;
+use tokio_postgres::{Client, IsolationLevel, NoTls, Transaction};
+
+use crate::model::{partition_name, Database, Partition, Table};
+use crate::{Metastore, MetastoreError, Result};
+
+/// Schema migrations, applied in order; the stored version is the number applied.
+const MIGRATIONS: &[&str] = &[
+    // 1: databases, tables and partitions as JSON documents keyed by name.
+    "CREATE TABLE apiary_dbs (name TEXT PRIMARY KEY, definition TEXT NOT NULL);
+     CREATE TABLE apiary_tbls (db TEXT NOT NULL REFERENCES apiary_dbs(name), name TEXT NOT NULL,
+                               definition TEXT NOT NULL, PRIMARY KEY (db, name));
+     CREATE TABLE apiary_partitions (db TEXT NOT NULL, tbl TEXT NOT NULL, name TEXT NOT NULL,
+                                     definition TEXT NOT NULL, PRIMARY KEY (db, tbl, name));",
+];
+
+/// Lock id that serialises schema migrations between servers.
+const MIGRATION_LOCK: i64 = 0x6170_6961_7279;
+
+/// The metastore in a PostgreSQL database.
+pub struct PostgresMetastore {
+    url: String,
+    client: Mutex<Option<Client>>,
+}
+
+impl std::fmt::Debug for PostgresMetastore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PostgresMetastore").finish_non_exhaustive()
+    }
+}
+
+async fn connect(url: &str) -> Result<Client> {
+    let (client, connection) = tokio_postgres::connect(url, NoTls).await?;
+    tokio::spawn(async move {
+        if let Err(e) = connection.await {
+            tracing::warn!(error = %e, "metastore connection ended");
+        }
+    });
+    Ok(client)
+}
+
+impl PostgresMetastore {
+    /// Connects to `url` (`postgresql://user@host:port/db`) and brings the schema up to date.
+    pub async fn open(url: &str) -> Result<Self> {
+        let mut client = connect(url).await?;
+        let tx = client.transaction().await?;
+        tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])
+            .await?;
+        tx.batch_execute(
+            "CREATE TABLE IF NOT EXISTS apiary_schema_version (version INTEGER NOT NULL)",
+        )
+        .await?;
+        let row = tx
+            .query_one(
+                "SELECT coalesce(max(version), 0) FROM apiary_schema_version",
+                &[],
+            )
+            .await?;
+        let version = row.get::<_, i32>(0).max(0) as usize;
+        if version > MIGRATIONS.len() {
+            return Err(MetastoreError::Backend(format!(
+                "the metastore's schema version {version} is newer than this Apiary knows ({}); upgrade Apiary",
+                MIGRATIONS.len()
+            )));
+        }
+        for (i, sql) in MIGRATIONS.iter().enumerate().skip(version) {
+            tx.batch_execute(sql).await?;
+            tx.execute(
+                "INSERT INTO apiary_schema_version (version) VALUES ($1)",
+                &[&((i + 1) as i32)],
+            )
+            .await?;
+            tracing::info!(version = i + 1, "metastore schema migrated");
+        }
+        tx.commit().await?;
+        Ok(Self {
+            url: url.to_string(),
+            client: Mutex::new(Some(client)),
+        })
+    }
+
+    /// Runs `f` in one SERIALIZABLE transaction, reconnecting first if the connection died.
+    async fn write<T, F>(&self, f: F) -> Result<T>
+    where
+        F: for<'a> FnOnce(
+            &'a Transaction<'a>,
+        ) -> std::pin::Pin<
+            Box<dyn std::future::Future<Output = Result<T>> + Send + 'a>,
+        >,
+    {
+        let mut guard = self.client.lock().await;
+        if guard.as_ref().is_none_or(|c| c.is_closed()) {
+            *guard = Some(connect(&self.url).await?);
+        }
+        let client = guard
+            .as_mut()
+            .ok_or_else(|| MetastoreError::Backend("no metastore connection".into()))?;
+        let tx = client
+            .build_transaction()
+            .isolation_level(IsolationLevel::Serializable)
+            .start()
+            .await?;
+        let out = f(&tx).await?;
+        tx.commit().await?;
+        Ok(out)
+    }
+
+    async fn read_rows(
+        &self,
+        sql: &str,
+        params: &[&(dyn tokio_postgres::types::ToSql + Sync)],
+    ) -> Result<Vec<tokio_postgres::Row>> {
+        let mut guard = self.client.lock().await;
+        if guard.as_ref().is_none_or(|c| c.is_closed()) {
+            *guard = Some(connect(&self.url).await?);
+        }
+        let client = guard
+            .as_ref()
+            .ok_or_else(|| MetastoreError::Backend("no metastore connection".into()))?;
+        Ok(client.query(sql, params).await?)
+    }
+}
+
+fn to_json<T: Serialize>(v: &T) -> Result<String> {
+    serde_json::to_string(v).map_err(|e| MetastoreError::Backend(e.to_string()))
+}
+
+fn from_json<T: DeserializeOwned>(what: &str, s: &str) -> Result<T> {
+    serde_json::from_str(s).map_err(|e| MetastoreError::Corrupt(what.to_string(), e.to_string()))
+}
+
+async fn load_table(tx: &Transaction<'_>, db: &str, name: &str) -> Result<Option<Table>> {
+    let rows = tx
+        .query(
+            "SELECT definition FROM apiary_tbls WHERE db = $1 AND name = $2",
+            &[&db, &name],
+        )
+        .await?;
+    rows.first()
+        .map(|r| from_json(&format!("table {db}.{name}"), r.get::<_, &str>(0)))
+        .transpose()
+}
+
+async fn db_exists(tx: &Transaction<'_>, db: &str) -> Result<bool> {
+    Ok(!tx
+        .query("SELECT 1 FROM apiary_dbs WHERE name = $1", &[&db])
+        .await?
+        .is_empty())
+}
+
+#[async_trait]
+impl Metastore for PostgresMetastore {
+    async fn create_database(&self, db: &Database) -> Result<()> {
+        let (name, def) = (db.name.to_lowercase(), to_json(db)?);
+        self.write(move |tx| {
+            Box::pin(async move {
+                if db_exists(tx, &name).await? {
+                    return Err(MetastoreError::AlreadyExists(format!("Database {name}")));
+                }
+                tx.execute(
+                    "INSERT INTO apiary_dbs (name, definition) VALUES ($1, $2)",
+                    &[&name, &def],
+                )
+                .await?;
+                Ok(())
+            })
+        })
+        .await
+    }
+
+    async fn get_database(&self, name: &str) -> Result<Option<Database>> {
+        let name = name.to_lowercase();
+        let rows = self
+            .read_rows(
+                "SELECT definition FROM apiary_dbs WHERE name = $1",
+                &[&name],
+            )
+            .await?;
+        rows.first()
+            .map(|r| from_json(&format!("database {name}"), r.get::<_, &str>(0)))
+            .transpose()
+    }
+
+    async fn list_databases(&self) -> Result<Vec<String>> {
+        let rows = self
+            .read_rows("SELECT name FROM apiary_dbs ORDER BY name", &[])
+            .await?;
+        Ok(rows.iter().map(|r| r.get::<_, String>(0)).collect())
+    }
+
+    async fn alter_database(&self, db: &Database) -> Result<()> {
+        let (name, def) = (db.name.to_lowercase(), to_json(db)?);
+        self.write(move |tx| {
+            Box::pin(async move {
+                let n = tx
+                    .execute(
+                        "UPDATE apiary_dbs SET definition = $2 WHERE name = $1",
+                        &[&name, &def],
+                    )
+                    .await?;
+                if n == 0 {
+                    return Err(MetastoreError::NoSuchObject(format!("Database {name}")));
+                }
+                Ok(())
+            })
+        })
+        .await
+    }
+
+    async fn drop_database(&self, name: &str) -> Result<()> {
+        let name = name.to_lowercase();
+        self.write(move |tx| {
+            Box::pin(async move {
+                if !db_exists(tx, &name).await? {
+                    return Err(MetastoreError::NoSuchObject(format!("Database {name}")));
+                }
+                let n: i64 = tx
+                    .query_one("SELECT count(*) FROM apiary_tbls WHERE db = $1", &[&name])
+                    .await?
+                    .get(0);
+                if n > 0 {
+                    return Err(MetastoreError::InvalidOperation(format!(
+                        "Database {name} is not empty. One or more tables exist."
+                    )));
+                }
+                tx.execute("DELETE FROM apiary_dbs WHERE name = $1", &[&name])
+                    .await?;
+                Ok(())
+            })
+        })
+        .await
+    }
+
+    async fn create_table(&self, table: &Table) -> Result<()> {
+        let (db, name, def) = (
+            table.database.to_lowercase(),
+            table.name.to_lowercase(),
+            to_json(table)?,
+        );
+        self.write(move |tx| {
+            Box::pin(async move {
+                if !db_exists(tx, &db).await? {
+                    return Err(MetastoreError::NoSuchObject(format!("Database {db}")));
+                }
+                if load_table(tx, &db, &name).await?.is_some() {
+                    return Err(MetastoreError::AlreadyExists(format!("Table {db}.{name}")));
+                }
+                tx.execute(
+                    "INSERT INTO apiary_tbls (db, name, definition) VALUES ($1, $2, $3)",
+                    &[&db, &name, &def],
+                )
+                .await?;
+                Ok(())
+            })
+        })
+        .await
+    }
+
+    async fn get_table(&self, db: &str, name: &str) -> Result<Option<Table>> {
+        let (db, name) = (db.to_lowercase(), name.to_lowercase());
+        let rows = self
+            .read_rows(
+                "SELECT definition FROM apiary_tbls WHERE db = $1 AND name = $2",
+                &[&db, &name],
+            )
+            .await?;
+        rows.first()
+            .map(|r| from_json(&format!("table {db}.{name}"), r.get::<_, &str>(0)))
+            .transpose()
+    }
+
+    async fn list_tables(&self, db: &str) -> Result<Vec<String>> {
+        let db = db.to_lowercase();
+        let rows = self
+            .read_rows(
+                "SELECT name FROM apiary_tbls WHERE db = $1 ORDER BY name",
+                &[&db],
+            )
+            .await?;
+        Ok(rows.iter().map(|r| r.get::<_, String>(0)).collect())
+    }
+
+    async fn get_tables(&self, db: &str) -> Result<Vec<Table>> {
+        let db = db.to_lowercase();
+        let rows = self
+            .read_rows(
+                "SELECT name, definition FROM apiary_tbls WHERE db = $1 ORDER BY name",
+                &[&db],
+            )
+            .await?;
+        rows.iter()
+            .map(|r| {
+                from_json(
+                    &format!("table {db}.{}", r.get::<_, &str>(0)),
+                    r.get::<_, &str>(1),
+                )
+            })
+            .collect()
+    }
+
+    async fn alter_table(&self, db: &str, name: &str, table: &Table) -> Result<()> {
+        let (db, name) = (db.to_lowercase(), name.to_lowercase());
+        let (new_db, new_name, def) = (
+            table.database.to_lowercase(),
+            table.name.to_lowercase(),
+            to_json(table)?,
+        );
+        self.write(move |tx| {
+            Box::pin(async move {
+                if load_table(tx, &db, &name).await?.is_none() {
+                    return Err(MetastoreError::NoSuchObject(format!("Table {db}.{name}")));
+                }
+                if (new_db.as_str(), new_name.as_str()) != (db.as_str(), name.as_str()) {
+                    if !db_exists(tx, &new_db).await? {
+                        return Err(MetastoreError::NoSuchObject(format!("Database {new_db}")));
+                    }
+                    if load_table(tx, &new_db, &new_name).await?.is_some() {
+                        return Err(MetastoreError::AlreadyExists(format!(
+                            "Table {new_db}.{new_name}"
+                        )));
+                    }
+                    tx.execute(
+                        "UPDATE apiary_partitions SET db = $3, tbl = $4 WHERE db = $1 AND tbl = $2",
+                        &[&db, &name, &new_db, &new_name],
+                    )
+                    .await?;
+                }
+                tx.execute(
+                    "UPDATE apiary_tbls SET db = $3, name = $4, definition = $5 WHERE db = $1 AND name = $2",
+                    &[&db, &name, &new_db, &new_name, &def],
+                )
+                .await?;
+                Ok(())
+            })
+        })
+        .await
+    }
+
+    async fn drop_table(&self, db: &str, name: &str) -> Result<()> {
+        let (db, name) = (db.to_lowercase(), name.to_lowercase());
+        self.write(move |tx| {
+            Box::pin(async move {
+                let n = tx
+                    .execute(
+                        "DELETE FROM apiary_tbls WHERE db = $1 AND name = $2",
+                        &[&db, &name],
+                    )
+                    .await?;
+                if n == 0 {
+                    return Err(MetastoreError::NoSuchObject(format!("Table {db}.{name}")));
+                }
+                tx.execute(
+                    "DELETE FROM apiary_partitions WHERE db = $1 AND tbl = $2",
+                    &[&db, &name],
+                )
+                .await?;
+                Ok(())
+            })
+        })
+        .await
+    }
+
+    async fn add_partitions(
+        &self,
+        db: &str,
+        table: &str,
+        parts: &[Partition],
+        if_not_exists: bool,
+    ) -> Result<()> {
+        let (db, tbl) = (db.to_lowercase(), table.to_lowercase());
+        let parts = parts.to_vec();
+        self.write(move |tx| {
+            Box::pin(async move {
+                let t = load_table(tx, &db, &tbl)
+                    .await?
+                    .ok_or_else(|| MetastoreError::NoSuchObject(format!("Table {db}.{tbl}")))?;
+                for p in &parts {
+                    if p.values.len() != t.partition_keys.len() {
+                        return Err(MetastoreError::InvalidOperation(format!(
+                            "partition spec has {} values; table {db}.{tbl} has {} partition columns",
+                            p.values.len(),
+                            t.partition_keys.len()
+                        )));
+                    }
+                    let name = partition_name(&t.partition_keys, &p.values);
+                    let exists = !tx
+                        .query(
+                            "SELECT 1 FROM apiary_partitions WHERE db = $1 AND tbl = $2 AND name = $3",
+                            &[&db, &tbl, &name],
+                        )
+                        .await?
+                        .is_empty();
+                    if exists {
+                        if if_not_exists {
+                            continue;
+                        }
+                        return Err(MetastoreError::AlreadyExists(format!(
+                            "Partition {name} of table {db}.{tbl}"
+                        )));
+                    }
+                    tx.execute(
+                        "INSERT INTO apiary_partitions (db, tbl, name, definition) VALUES ($1, $2, $3, $4)",
+                        &[&db, &tbl, &name, &to_json(p)?],
+                    )
+                    .await?;
+                }
+                Ok(())
+            })
+        })
+        .await
+    }
+
+    async fn list_partitions(&self, db: &str, table: &str) -> Result<Vec<Partition>> {
+        let (db, tbl) = (db.to_lowercase(), table.to_lowercase());
+        let rows = self
+            .read_rows(
+                "SELECT name, definition FROM apiary_partitions WHERE db = $1 AND tbl = $2 ORDER BY name",
+                &[&db, &tbl],
+            )
+            .await?;
+        rows.iter()
+            .map(|r| {
+                from_json(
+                    &format!("partition {db}.{tbl}/{}", r.get::<_, &str>(0)),
+                    r.get::<_, &str>(1),
+                )
+            })
+            .collect()
+    }
+
+    async fn alter_partition(&self, db: &str, table: &str, part: &Partition) -> Result<()> {
+        let (db, tbl) = (db.to_lowercase(), table.to_lowercase());
+        let part = part.clone();
+        self.write(move |tx| {
+            Box::pin(async move {
+                let t = load_table(tx, &db, &tbl)
+                    .await?
+                    .ok_or_else(|| MetastoreError::NoSuchObject(format!("Table {db}.{tbl}")))?;
+                let name = partition_name(&t.partition_keys, &part.values);
+                let n = tx
+                    .execute(
+                        "UPDATE apiary_partitions SET definition = $4 WHERE db = $1 AND tbl = $2 AND name = $3",
+                        &[&db, &tbl, &name, &to_json(&part)?],
+                    )
+                    .await?;
+                if n == 0 {
+                    return Err(MetastoreError::NoSuchObject(format!(
+                        "Partition {name} of table {db}.{tbl}"
+                    )));
+                }
+                Ok(())
+            })
+        })
+        .await
+    }
+
+    async fn drop_partitions(
+        &self,
+        db: &str,
+        table: &str,
+        values: &[Vec<String>],
+    ) -> Result<usize> {
+        let (db, tbl) = (db.to_lowercase(), table.to_lowercase());
+        let values = values.to_vec();
+        self.write(move |tx| {
+            Box::pin(async move {
+                let t = load_table(tx, &db, &tbl)
+                    .await?
+                    .ok_or_else(|| MetastoreError::NoSuchObject(format!("Table {db}.{tbl}")))?;
+                let mut dropped = 0;
+                for v in &values {
+                    let name = partition_name(&t.partition_keys, v);
+                    dropped += tx
+                        .execute(
+                            "DELETE FROM apiary_partitions WHERE db = $1 AND tbl = $2 AND name = $3",
+                            &[&db, &tbl, &name],
+                        )
+                        .await? as usize;
+                }
+                Ok(dropped)
+            })
+        })
+        .await
+    }
+}
