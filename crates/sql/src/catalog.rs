@@ -36,6 +36,19 @@ impl HiveCatalog {
         }
     }
 
+    /// The metastore behind the catalog.
+    pub fn metastore(&self) -> &Arc<dyn Metastore> {
+        &self.metastore
+    }
+
+    /// The `hive` catalog of a session context, if it is one.
+    pub fn of(ctx: &datafusion::prelude::SessionContext) -> Option<Arc<dyn Metastore>> {
+        let catalog = ctx.catalog(crate::session::CATALOG)?;
+        catalog
+            .downcast_ref::<HiveCatalog>()
+            .map(|c| c.metastore.clone())
+    }
+
     /// Reloads the names DataFusion's synchronous calls see.
     pub async fn refresh(&self) -> Result<(), apiary_metastore::MetastoreError> {
         let mut tables = BTreeMap::new();

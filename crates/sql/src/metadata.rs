@@ -118,7 +118,7 @@ pub fn schemas(ctx: &SessionContext, pattern: Option<&str>) -> Prepared {
     )
 }
 
-/// GetTableTypes.
+/// GetTableTypes: Hive's CLASSIC mapping (what `getTables` reports).
 pub fn table_types() -> Prepared {
     table(
         &[("TABLE_TYPE", DataType::Utf8)],
@@ -126,11 +126,48 @@ pub fn table_types() -> Prepared {
     )
 }
 
-fn table_type(t: datafusion::datasource::TableType) -> &'static str {
+/// Whether a table of type `t` is asked for by a JDBC type filter, which may use the CLASSIC
+/// names (TABLE, VIEW) or Hive's own (MANAGED_TABLE, EXTERNAL_TABLE, VIRTUAL_VIEW).
+fn type_wanted(t: apiary_metastore::TableType, wanted: &[String]) -> bool {
+    use apiary_metastore::TableType as T;
+    wanted.iter().any(|w| {
+        let w = w.to_ascii_uppercase();
+        w == t.as_str()
+            || (w == "TABLE" && matches!(t, T::Managed | T::External))
+            || (w == "VIEW" && t == T::VirtualView)
+    })
+}
+
+/// The CLASSIC name of a table type.
+fn classic(t: apiary_metastore::TableType) -> &'static str {
     match t {
-        datafusion::datasource::TableType::View => "VIEW",
+        apiary_metastore::TableType::VirtualView => "VIEW",
         _ => "TABLE",
     }
+}
+
+async fn matching_tables(
+    ctx: &SessionContext,
+    schema_pattern: Option<&str>,
+    table_pattern: Option<&str>,
+) -> Result<Vec<apiary_metastore::Table>, SqlError> {
+    let Some(metastore) = crate::catalog::HiveCatalog::of(ctx) else {
+        return Ok(vec![]);
+    };
+    let mut out = Vec::new();
+    for db in metastore.list_databases().await? {
+        if !jdbc_like(schema_pattern, &db) {
+            continue;
+        }
+        out.extend(
+            metastore
+                .get_tables(&db)
+                .await?
+                .into_iter()
+                .filter(|t| jdbc_like(table_pattern, &t.name)),
+        );
+    }
+    Ok(out)
 }
 
 /// GetTables: tables of matching databases, sorted by type, database and name as JDBC requires.
@@ -141,36 +178,24 @@ pub async fn tables(
     types: Option<&[String]>,
 ) -> Result<Prepared, SqlError> {
     let mut rows = Vec::new();
-    let catalog = ctx.catalog(CATALOG);
-    for db in databases(ctx, schema_pattern) {
-        let Some(schema) = catalog.as_ref().and_then(|c| c.schema(&db)) else {
-            continue;
-        };
-        let mut names = schema.table_names();
-        names.sort();
-        for name in names.into_iter().filter(|n| jdbc_like(table_pattern, n)) {
-            let Ok(Some(t)) = schema.table(&name).await else {
+    for t in matching_tables(ctx, schema_pattern, table_pattern).await? {
+        if let Some(types) = types.filter(|t| !t.is_empty()) {
+            if !type_wanted(t.table_type, types) {
                 continue;
-            };
-            let kind = table_type(t.table_type());
-            if let Some(types) = types.filter(|t| !t.is_empty()) {
-                if !types.iter().any(|t| t.eq_ignore_ascii_case(kind)) {
-                    continue;
-                }
             }
-            rows.push(vec![
-                s(""),
-                s(db.clone()),
-                s(name),
-                s(kind),
-                s(""),
-                Cell::S(None),
-                Cell::S(None),
-                Cell::S(None),
-                Cell::S(None),
-                Cell::S(None),
-            ]);
         }
+        rows.push(vec![
+            s(""),
+            s(t.database.clone()),
+            s(t.name.clone()),
+            s(classic(t.table_type)),
+            s(t.parameters.get("comment").cloned().unwrap_or_default()),
+            Cell::S(None),
+            Cell::S(None),
+            Cell::S(None),
+            Cell::S(None),
+            Cell::S(None),
+        ]);
     }
     rows.sort_by_key(|r| key(r, &[3, 1, 2]));
     Ok(table(
@@ -272,6 +297,16 @@ fn is_numeric(t: &HiveType) -> bool {
     )
 }
 
+/// TYPE_NAME as Hive's GetColumns gives it: the bare name of a primitive type (`DECIMAL`,
+/// `VARCHAR`; precision and length are in their own columns), the whole name of a complex one.
+fn type_name(t: &HiveType) -> String {
+    let full = t.to_string().to_uppercase();
+    if t.is_complex() {
+        return full;
+    }
+    full.split('(').next().unwrap_or_default().to_string()
+}
+
 /// GetColumns: columns of matching tables, in database, table and ordinal order.
 pub async fn columns(
     ctx: &SessionContext,
@@ -280,36 +315,30 @@ pub async fn columns(
     column_pattern: Option<&str>,
 ) -> Result<Prepared, SqlError> {
     let mut rows = Vec::new();
-    let catalog = ctx.catalog(CATALOG);
-    for db in databases(ctx, schema_pattern) {
-        let Some(schema) = catalog.as_ref().and_then(|c| c.schema(&db)) else {
-            continue;
-        };
-        let mut names = schema.table_names();
-        names.sort();
-        for name in names.into_iter().filter(|n| jdbc_like(table_pattern, n)) {
-            let Ok(Some(t)) = schema.table(&name).await else {
-                continue;
-            };
-            for (i, f) in t.schema().fields().iter().enumerate() {
-                if !jdbc_like(column_pattern, f.name()) {
+    for t in matching_tables(ctx, schema_pattern, table_pattern).await? {
+        let (db, name) = (t.database.clone(), t.name.clone());
+        {
+            for (i, c) in t.sd.columns.iter().chain(&t.partition_keys).enumerate() {
+                if !jdbc_like(column_pattern, &c.name) {
                     continue;
                 }
-                let ht = HiveType::of_field(f);
+                let Some(ht) = HiveType::parse(&c.type_name) else {
+                    continue;
+                };
                 let numeric = is_numeric(&ht);
                 rows.push(vec![
                     Cell::S(None),
                     s(db.clone()),
                     s(name.clone()),
-                    s(f.name().clone()),
+                    s(c.name.clone()),
                     Cell::I(Some(jdbc_type(&ht))),
-                    s(ht.to_string().to_uppercase()),
+                    s(type_name(&ht)),
                     Cell::I(column_size(&ht)),
                     Cell::Tiny(None),
                     Cell::I(decimal_digits(&ht)),
                     Cell::I(numeric.then_some(10)),
                     Cell::I(Some(1)),
-                    s(f.metadata().get("comment").cloned().unwrap_or_default()),
+                    s(c.comment.clone().unwrap_or_default()),
                     Cell::S(None),
                     Cell::I(None),
                     Cell::I(None),
