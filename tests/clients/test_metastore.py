@@ -99,3 +99,19 @@ def test_sqlalchemy_reflection_sees_created_tables(server):
         engine.dispose()
     finally:
         cur.execute("DROP DATABASE reflect_db CASCADE")
+
+
+def test_impyla_catalog_calls_with_regex_style_patterns(server):
+    """impyla sends `.*` for "any" (Hive matches catalog patterns as regular expressions)."""
+    cur = clients.pyhive_none(server).cursor()
+    cur.execute("CREATE DATABASE imp_cat")
+    cur.execute("CREATE TABLE imp_cat.t1 (id BIGINT COMMENT 'k', d DECIMAL(9,2)) PARTITIONED BY (p STRING)")
+    try:
+        imp = clients.impyla_plain(server).cursor()
+        imp.get_tables(database_name="imp_cat")
+        assert [r[2] for r in imp.fetchall()] == ["t1"]
+        schema = imp.get_table_schema("t1", "imp_cat")
+        assert [c[0] for c in schema] == ["id", "d", "p"], schema
+        imp.close()
+    finally:
+        cur.execute("DROP DATABASE imp_cat CASCADE")

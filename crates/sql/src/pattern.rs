@@ -30,15 +30,22 @@ pub fn hive_like(pattern: &str, name: &str) -> bool {
 }
 
 /// JDBC patterns: `%` any sequence, `_` one character, `\` escapes the next character;
-/// case-insensitive. A missing or empty pattern (or `*`) matches everything.
+/// case-insensitive. A missing or empty pattern (or `*`) matches everything. Hive turns these
+/// patterns into regular expressions without quoting the rest, so clients (impyla) also send
+/// `.*` for "anything": `.*` and `*` are any sequence and `.` one character here too.
 pub fn jdbc_like(pattern: Option<&str>, name: &str) -> bool {
     let Some(p) = pattern.filter(|p| !p.is_empty() && *p != "*") else {
         return true;
     };
     let mut toks = Vec::with_capacity(p.len());
-    let mut chars = p.chars();
+    let mut chars = p.chars().peekable();
     while let Some(c) = chars.next() {
         toks.push(match c {
+            '.' if chars.peek() == Some(&'*') => {
+                chars.next();
+                Tok::Any
+            }
+            '.' => Tok::One,
             '%' | '*' => Tok::Any,
             '_' => Tok::One,
             '\\' => Tok::Lit(chars.next().unwrap_or('\\')),
@@ -95,6 +102,9 @@ mod tests {
         assert!(!jdbc_like(Some("d\\_fault"), "default"));
         assert!(jdbc_like(Some("a\\_b"), "a_b"));
         assert!(jdbc_like(None, "x"));
+        assert!(jdbc_like(Some(".*"), "t00000"));
+        assert!(jdbc_like(Some("t.*"), "t00000"));
+        assert!(!jdbc_like(Some("x.*"), "t00000"));
         assert!(!jdbc_like(Some("x%"), "default"));
         assert!(jdbc_like(Some("DEF%"), "default"));
     }

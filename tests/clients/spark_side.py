@@ -1,0 +1,72 @@
+"""The Spark side of the interoperability test, run as its own process (a JVM with Hive support):
+
+    spark_side.py write DIR      writes partitioned TEXTFILE and Parquet Hive tables under DIR
+                                 and prints their rows as JSON
+    spark_side.py read SPEC.json reads the locations Apiary wrote, as Hive tables, and prints rows
+"""
+
+import json
+import os
+import sys
+
+from pyspark.sql import SparkSession
+
+
+def session(work):
+    return (SparkSession.builder.master("local[1]").appName("apiary-interop")
+            .config("spark.sql.warehouse.dir", os.path.join(work, "spark-warehouse"))
+            .config("spark.hadoop.javax.jdo.option.ConnectionURL",
+                    f"jdbc:derby:;databaseName={os.path.join(work, 'metastore_db')};create=true")
+            .config("spark.sql.session.timeZone", "UTC")
+            .config("spark.driver.extraJavaOptions", "-Duser.timezone=UTC")
+            .config("spark.ui.enabled", "false")
+            .config("spark.sql.sources.partitionOverwriteMode", "dynamic")
+            .config("hive.exec.dynamic.partition.mode", "nonstrict")
+            .enableHiveSupport().getOrCreate())
+
+
+COLUMNS = "id INT, name STRING, amount DECIMAL(10,2), ratio DOUBLE, flag BOOLEAN, born DATE, seen TIMESTAMP"
+ROWS = ("(1, 'alpha', 10.50, 0.25, true, DATE '2024-01-02', TIMESTAMP '2024-01-02 03:04:05'), "
+        "(2, NULL, NULL, NULL, NULL, NULL, NULL), "
+        "(3, 'gamma', -7.00, 1e10, false, DATE '1999-12-31', TIMESTAMP '1999-12-31 23:59:59.123456')")
+
+
+def plain(v):
+    if v is None:
+        return None
+    return str(v)
+
+
+def write(work):
+    spark = session(work)
+    out = {}
+    for fmt in ["TEXTFILE", "PARQUET"]:
+        name = f"spark_{fmt.lower()}"
+        loc = os.path.join(work, name)
+        spark.sql(f"CREATE TABLE {name} ({COLUMNS}) PARTITIONED BY (region STRING) "
+                  f"STORED AS {fmt} LOCATION '{loc}'")
+        spark.sql(f"INSERT INTO {name} PARTITION (region='eu') VALUES {ROWS}")
+        spark.sql(f"INSERT INTO {name} PARTITION (region='us') VALUES {ROWS}")
+        rows = spark.sql(f"SELECT * FROM {name} ORDER BY region, id").collect()
+        out[name] = {"location": loc, "rows": [[plain(v) for v in r] for r in rows]}
+    print("RESULT " + json.dumps(out))
+    spark.stop()
+
+
+def read(spec_path):
+    spec = json.load(open(spec_path))
+    spark = session(spec["work"])
+    out = {}
+    for name, t in spec["tables"].items():
+        spark.sql(f"CREATE EXTERNAL TABLE {name} ({t['columns']}) {t['partitioned']} "
+                  f"STORED AS {t['format']} LOCATION '{t['location']}'")
+        if t["partitioned"]:
+            spark.sql(f"MSCK REPAIR TABLE {name}")
+        rows = spark.sql(f"SELECT * FROM {name} ORDER BY {t['order']}").collect()
+        out[name] = [[plain(v) for v in r] for r in rows]
+    print("RESULT " + json.dumps(out))
+    spark.stop()
+
+
+if __name__ == "__main__":
+    {"write": write, "read": read}[sys.argv[1]](sys.argv[2])
