@@ -154,9 +154,18 @@ async fn matching_tables(
     let Some(metastore) = crate::catalog::HiveCatalog::of(ctx) else {
         return Ok(vec![]);
     };
+    let dbs = match crate::pattern::jdbc_literal(schema_pattern) {
+        Some(db) => vec![db],
+        None => metastore.list_databases().await?,
+    };
     let mut out = Vec::new();
-    for db in metastore.list_databases().await? {
+    for db in dbs {
         if !jdbc_like(schema_pattern, &db) {
+            continue;
+        }
+        // A pattern without wildcards names one table: look it up instead of listing.
+        if let Some(name) = crate::pattern::jdbc_literal(table_pattern) {
+            out.extend(metastore.get_table(&db, &name).await?);
             continue;
         }
         out.extend(

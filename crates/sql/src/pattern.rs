@@ -55,6 +55,22 @@ pub fn jdbc_like(pattern: Option<&str>, name: &str) -> bool {
     matches(&toks, name)
 }
 
+/// The one name a JDBC pattern can match, if it has no wildcards (escapes removed, lower
+/// case): lets catalog calls look a table up instead of listing all of them.
+pub fn jdbc_literal(pattern: Option<&str>) -> Option<String> {
+    let p = pattern.filter(|p| !p.is_empty())?;
+    let mut out = String::with_capacity(p.len());
+    let mut chars = p.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => out.push(chars.next()?),
+            '%' | '_' | '*' | '.' => return None,
+            c => out.push(c),
+        }
+    }
+    Some(out.to_lowercase())
+}
+
 fn same(a: char, b: char) -> bool {
     a == b || a.to_lowercase().eq(b.to_lowercase())
 }
@@ -105,6 +121,10 @@ mod tests {
         assert!(jdbc_like(Some(".*"), "t00000"));
         assert!(jdbc_like(Some("t.*"), "t00000"));
         assert!(!jdbc_like(Some("x.*"), "t00000"));
+        assert_eq!(jdbc_literal(Some("Orders")).as_deref(), Some("orders"));
+        assert_eq!(jdbc_literal(Some("o\\_x")).as_deref(), Some("o_x"));
+        assert_eq!(jdbc_literal(Some("o_x")), None);
+        assert_eq!(jdbc_literal(Some("%")), None);
         assert!(!jdbc_like(Some("x%"), "default"));
         assert!(jdbc_like(Some("DEF%"), "default"));
     }
