@@ -40,14 +40,20 @@ def plain(v):
 def write(work):
     spark = session(work)
     out = {}
-    for fmt in ["TEXTFILE", "PARQUET"]:
+    for fmt in ["TEXTFILE", "PARQUET", "ORC", "AVRO"]:
         name = f"spark_{fmt.lower()}"
         loc = os.path.join(work, name)
-        spark.sql(f"CREATE TABLE {name} ({COLUMNS}) PARTITIONED BY (region STRING) "
-                  f"STORED AS {fmt} LOCATION '{loc}'")
-        spark.sql(f"INSERT INTO {name} PARTITION (region='eu') VALUES {ROWS}")
-        spark.sql(f"INSERT INTO {name} PARTITION (region='us') VALUES {ROWS}")
-        rows = spark.sql(f"SELECT * FROM {name} ORDER BY region, id").collect()
+        # Apiary reads ORC and Avro tables unpartitioned only (so far).
+        partitioned = fmt in ("TEXTFILE", "PARQUET")
+        spark.sql(f"CREATE TABLE {name} ({COLUMNS}) "
+                  + ("PARTITIONED BY (region STRING) " if partitioned else "")
+                  + f"STORED AS {fmt} LOCATION '{loc}'")
+        if partitioned:
+            spark.sql(f"INSERT INTO {name} PARTITION (region='eu') VALUES {ROWS}")
+            spark.sql(f"INSERT INTO {name} PARTITION (region='us') VALUES {ROWS}")
+        else:
+            spark.sql(f"INSERT INTO {name} VALUES {ROWS}")
+        rows = spark.sql(f"SELECT * FROM {name} ORDER BY " + ("region, id" if partitioned else "id")).collect()
         out[name] = {"location": loc, "rows": [[plain(v) for v in r] for r in rows]}
     print("RESULT " + json.dumps(out))
     spark.stop()

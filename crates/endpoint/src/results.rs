@@ -120,8 +120,11 @@ pub fn row_set(
     if protocol >= COLUMNAR_FROM {
         let columns = (0..schema.fields().len())
             .map(|c| {
-                let arrays: Vec<&dyn Array> =
-                    batches.iter().map(|b| b.column(c).as_ref()).collect();
+                // The gateway checks batches against the schema; never index past a short one.
+                let arrays: Vec<&dyn Array> = batches
+                    .iter()
+                    .filter_map(|b| b.columns().get(c).map(|a| a.as_ref()))
+                    .collect();
                 column(schema.field(c).data_type(), &arrays)
             })
             .collect();

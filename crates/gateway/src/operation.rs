@@ -510,6 +510,15 @@ impl Operation {
                     if batch.num_rows() == 0 {
                         continue;
                     }
+                    let expected = self.schema.as_ref().map(|s| s.fields().len());
+                    if expected.is_some_and(|n| n != batch.num_columns()) {
+                        let err = GatewayError::Sql(SqlError::Execution(format!(
+                            "org.apache.apiary.exec.DataFusionTask. internal error: the query produced {} columns where its schema has {}",
+                            batch.num_columns(),
+                            expected.unwrap_or_default()
+                        )));
+                        return self.produce_error(&tx, err).await;
+                    }
                     rows += batch.num_rows() as u64;
                     if !rerun {
                         self.progress.lock().rows_produced = rows;

@@ -131,7 +131,7 @@ impl NativeFormat {
 }
 
 /// Text layout of a LazySimpleSerDe table, from its serde parameters.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct TextLayout {
     /// Field separator (`field.delim`, default `\u{1}`).
     pub field_delim: u8,

@@ -6,6 +6,7 @@
 mod error;
 pub mod format;
 pub mod native;
+pub mod text;
 pub mod types;
 pub mod write;
 

@@ -173,6 +173,8 @@ impl NativeTable {
                 )
             }
             NativeFormat::Json => Arc::new(JsonFormat::default()),
+            NativeFormat::Orc => Arc::new(datafusion_orc::OrcFormat),
+            NativeFormat::Avro => Arc::new(datafusion::datasource::file_format::avro::AvroFormat),
             other => {
                 return Err(DataFusionError::NotImplemented(format!(
                     "reading {} tables is not supported yet (table {})",
@@ -352,6 +354,15 @@ impl TableProvider for NativeTable {
             .with_table_partition_cols(key_fields.iter().cloned().map(Arc::new).collect::<Vec<_>>())
             .build();
         let format = self.file_format()?;
+        if matches!(self.format, NativeFormat::Orc | NativeFormat::Avro) && !key_fields.is_empty() {
+            // Their readers do not fill in partition columns (and a projection that adds them
+            // is pushed into the reader by the optimizer): refuse rather than return wrong rows.
+            return Err(DataFusionError::NotImplemented(format!(
+                "reading partitioned {} tables is not supported yet (table {})",
+                self.format.stored_as(),
+                self.table.qualified_name()
+            )));
+        }
         let source = format.file_source(table_schema);
         let groups = split_groups(files, state.config().target_partitions());
         let config = FileScanConfigBuilder::new(store_url, source)
@@ -374,9 +385,19 @@ impl TableProvider for NativeTable {
         for i in wanted {
             let field = self.schema.field(i);
             let column = Expr::Column(datafusion::common::Column::from_name(raw.field(i).name()));
+            let hive = HiveType::of_field(field);
             let expr = if i < n_data {
                 let decoded = if field.data_type() == &arrow::datatypes::DataType::Utf8 {
                     column.clone()
+                } else if hive.is_complex() {
+                    let udf = datafusion::logical_expr::ScalarUDF::new_from_impl(
+                        crate::text::DecodeComplex::new(
+                            field.clone(),
+                            hive,
+                            TextLayout::from_params(&self.table.sd.serde.parameters),
+                        ),
+                    );
+                    udf.call(vec![column.clone()])
                 } else {
                     Expr::TryCast(datafusion::logical_expr::TryCast::new(
                         Box::new(column.clone()),

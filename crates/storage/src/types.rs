@@ -16,7 +16,7 @@ use arrow::datatypes::{DataType, Field, Fields, IntervalUnit, TimeUnit};
 pub const HIVE_TYPE_KEY: &str = "hive.type";
 
 /// A Hive column type.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum HiveType {
     /// BOOLEAN
     Boolean,
