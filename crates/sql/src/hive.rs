@@ -638,6 +638,12 @@ impl SqlSession {
                 Some(RowFormat::Delimited(params)) => sd.serde.parameters = params,
                 None => {}
             }
+            if sd.serde.library == apiary_storage::format::OPEN_CSV_SERDE {
+                // OpenCSVSerde reads every column as a string, whatever was declared.
+                for c in &mut sd.columns {
+                    c.type_name = "string".into();
+                }
+            }
             if matches!(format, NativeFormat::Text)
                 && !sd.serde.parameters.contains_key("serialization.format")
             {
