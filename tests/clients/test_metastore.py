@@ -3,7 +3,10 @@
 import glob
 import os
 import signal
+import tempfile
 import time
+
+import pytest
 
 import clients
 from conftest import Server
@@ -115,3 +118,32 @@ def test_impyla_catalog_calls_with_regex_style_patterns(server):
         imp.close()
     finally:
         cur.execute("DROP DATABASE imp_cat CASCADE")
+
+
+def test_load_data_copies_files_into_the_table(server):
+    src = tempfile.mkdtemp(prefix="apiary-load-")
+    with open(os.path.join(src, "a.txt"), "w") as f:
+        f.write("1\x01one\n2\x01\\N\n")
+    cur = clients.pyhive_none(server).cursor()
+    cur.execute("CREATE DATABASE load_db")
+    try:
+        cur.execute("CREATE TABLE load_db.t (id INT, s STRING)")
+        cur.execute(f"LOAD DATA LOCAL INPATH '{src}/a.txt' INTO TABLE load_db.t")
+        cur.execute(f"LOAD DATA LOCAL INPATH 'file://{src}' INTO TABLE load_db.t")
+        assert rows(cur, "SELECT id, s FROM load_db.t ORDER BY id, s") == [
+            (1, "one"), (1, "one"), (2, None), (2, None)]
+        cur.execute(f"LOAD DATA LOCAL INPATH '{src}/a.txt' OVERWRITE INTO TABLE load_db.t")
+        assert rows(cur, "SELECT count(*) FROM load_db.t") == [(2,)]
+        cur.execute("CREATE TABLE load_db.p (id INT, s STRING) PARTITIONED BY (dt STRING)")
+        cur.execute(f"LOAD DATA LOCAL INPATH '{src}/a.txt' INTO TABLE load_db.p PARTITION (dt='d1')")
+        assert rows(cur, "SELECT id, dt FROM load_db.p ORDER BY id") == [(1, "d1"), (2, "d1")]
+        assert rows(cur, "SHOW PARTITIONS load_db.p") == [("dt=d1",)]
+        with pytest.raises(Exception, match="Need to specify partition columns"):
+            cur.execute(f"LOAD DATA LOCAL INPATH '{src}/a.txt' INTO TABLE load_db.p")
+        with pytest.raises(Exception, match="Table is not partitioned but partition spec exists"):
+            cur.execute(f"LOAD DATA LOCAL INPATH '{src}/a.txt' INTO TABLE load_db.t PARTITION (dt='x')")
+        with pytest.raises(Exception, match="No files matching path"):
+            cur.execute(f"LOAD DATA LOCAL INPATH '{src}/missing' INTO TABLE load_db.t")
+        assert os.path.exists(os.path.join(src, "a.txt")), "LOCAL load keeps the source"
+    finally:
+        cur.execute("DROP DATABASE load_db CASCADE")

@@ -191,7 +191,7 @@ impl SqlSession {
                     )));
                 }
                 for t in tables {
-                    self.drop_table_data(&t, true).await?;
+                    self.drop_table_data(&t).await?;
                     self.metastore().drop_table(&t.database, &t.name).await?;
                 }
                 self.metastore().drop_database(&name).await?;
@@ -347,7 +347,7 @@ impl SqlSession {
                 // The catalog row goes first: a crash after it leaves unreferenced files in
                 // the warehouse, never a table whose data is half gone.
                 self.metastore().drop_table(&db, &t).await?;
-                self.drop_table_data(&table, false).await?;
+                self.drop_table_data(&table).await?;
                 Ok(Prepared::Done)
             }
             HiveStatement::Truncate { name, partition } => {
@@ -508,8 +508,7 @@ impl SqlSession {
         }
     }
 
-    async fn drop_table_data(&self, table: &Table, cascade: bool) -> Result<(), SqlError> {
-        let _ = cascade;
+    async fn drop_table_data(&self, table: &Table) -> Result<(), SqlError> {
         remove_managed_data(table);
         Ok(())
     }
@@ -994,17 +993,12 @@ impl SqlSession {
             }
             (Some(spec), false) => full_spec(&table, spec)?,
         };
-        let src = write::local_dir(path)
-            .map(|p| p.to_path_buf())
-            .unwrap_or_else(|_| std::path::PathBuf::from(path));
-        let src = if path.starts_with("file:") || path.starts_with('/') {
-            std::path::PathBuf::from(
-                path.trim_start_matches("file://")
-                    .trim_start_matches("file:"),
-            )
-        } else {
-            src
-        };
+        // LOCAL paths and file: URLs; Hive moves from HDFS, Apiary copies (the source stays).
+        let local = path
+            .strip_prefix("file://")
+            .or_else(|| path.strip_prefix("file:"))
+            .unwrap_or(path);
+        let src = std::path::PathBuf::from(local);
         let files: Vec<std::path::PathBuf> = if src.is_dir() {
             std::fs::read_dir(&src)
                 .map_err(|e| {
