@@ -59,6 +59,7 @@ def normalise(line, data_dir):
     line = re.sub(r"\b[A-Z][a-z]{2} [A-Z][a-z]{2} \d{2} \d{2}:\d{2}:\d{2} UTC \d{4}\b", "$TIME", line)
     line = re.sub(r"(transient_lastDdlTime'?\t?=?'?\s*)\d{10}", r"\g<1>$TIME", line)
     line = re.sub(r"(transient_lastDdlTime\t)\d{10}", r"\g<1>$TIME", line)
+    line = re.sub(r"createTime:\d+", "createTime:$TIME", line)
     return line
 
 

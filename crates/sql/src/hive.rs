@@ -1414,7 +1414,7 @@ fn describe(
         out.push(blank());
         out.push(vec![
             Some("Detailed Table Information".into()),
-            Some(format!("{table:?}")),
+            Some(thrift_text(table)),
             Some(String::new()),
         ]);
     } else if formatted {
@@ -1486,6 +1486,65 @@ fn describe(
         }
     }
     Ok(rows(&cols, out))
+}
+
+/// A table as Hive's DESCRIBE EXTENDED prints it: the metastore object's Thrift text form.
+fn thrift_text(t: &Table) -> String {
+    let map = |m: &BTreeMap<String, String>| {
+        format!(
+            "{{{}}}",
+            m.iter()
+                .map(|(k, v)| format!("{k}={}", escape_ctl(v)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    };
+    let cols = |cs: &[Column]| {
+        format!(
+            "[{}]",
+            cs.iter()
+                .map(|c| format!(
+                    "FieldSchema(name:{}, type:{}, comment:{})",
+                    c.name,
+                    c.type_name,
+                    c.comment.as_deref().unwrap_or("null")
+                ))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    };
+    let sorts =
+        t.sd.sort_columns
+            .iter()
+            .map(|s| format!("Order(col:{}, order:{})", s.column, s.order))
+            .collect::<Vec<_>>()
+            .join(", ");
+    format!(
+        "Table(tableName:{}, dbName:{}, owner:{}, createTime:{}, lastAccessTime:0, retention:0, \
+         sd:StorageDescriptor(cols:{}, location:{}, inputFormat:{}, outputFormat:{}, compressed:{}, \
+         numBuckets:{}, serdeInfo:SerDeInfo(name:null, serializationLib:{}, parameters:{}), \
+         bucketCols:[{}], sortCols:[{}], parameters:{{}}), partitionKeys:{}, parameters:{}, \
+         viewOriginalText:{}, viewExpandedText:{}, tableType:{})",
+        t.name,
+        t.database,
+        t.owner,
+        t.create_time,
+        cols(&t.sd.columns),
+        t.sd.location.as_deref().map(location_text).unwrap_or_else(|| "null".into()),
+        t.sd.input_format.as_deref().unwrap_or("null"),
+        t.sd.output_format.as_deref().unwrap_or("null"),
+        t.sd.compressed,
+        t.sd.num_buckets,
+        t.sd.serde.library,
+        map(&t.sd.serde.parameters),
+        t.sd.bucket_columns.join(", "),
+        sorts,
+        cols(&t.partition_keys),
+        map(&t.parameters),
+        t.view_text.as_deref().unwrap_or("null"),
+        t.view_text.as_deref().unwrap_or("null"),
+        t.table_type.as_str()
+    )
 }
 
 /// Control characters as Hive prints them in DESCRIBE (`\u0001`).
