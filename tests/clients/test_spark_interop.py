@@ -18,8 +18,10 @@ COLUMNS = "id INT, name STRING, amount DECIMAL(10,2), ratio DOUBLE, flag BOOLEAN
 
 def spark(*args):
     env = dict(os.environ, SPARK_HOME=os.path.dirname(pyspark.__file__), TZ="UTC")
+    # Spark's embedded Derby writes derby.log into the working folder: keep it out of the tree.
     r = subprocess.run([sys.executable, os.path.join(HERE, "spark_side.py"), *args],
-                       capture_output=True, text=True, timeout=600, env=env)
+                       capture_output=True, text=True, timeout=600, env=env,
+                       cwd=tempfile.gettempdir())
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-5000:]
     line = [x for x in r.stdout.splitlines() if x.startswith("RESULT ")][-1]
     return json.loads(line[len("RESULT "):])
