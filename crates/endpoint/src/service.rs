@@ -315,7 +315,7 @@ async fn dispatch(
             let pattern = req.schema_name;
             reply!(op_resp(
                 gw.metadata_operation(&h, OperationKind::GetSchemas, |ctx| async move {
-                    Ok(metadata::schemas(&ctx, pattern.as_deref()))
+                    metadata::schemas(&ctx, pattern.as_deref()).await
                 })
                 .await
             ))

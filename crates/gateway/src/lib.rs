@@ -321,12 +321,8 @@ impl Gateway {
         Fut: std::future::Future<Output = Result<Prepared, apiary_sql::SqlError>>,
     {
         let session = self.session(handle)?;
-        let ctx = {
-            let sql = session.sql.lock().await;
-            // Catalog listings see what other servers on the same metastore created.
-            sql.refresh_catalog().await?;
-            sql.context().clone()
-        };
+        // The catalog calls read the metastore themselves, so they see other servers' DDL.
+        let ctx = session.sql.lock().await.context().clone();
         let prepared = compute(ctx).await?;
         let (schema, source) = match prepared {
             Prepared::Rows { schema, batches } => {

@@ -162,6 +162,21 @@ impl Partition {
     }
 }
 
+impl Table {
+    /// The partition name of `part` in this table, checking it has one value per key.
+    pub fn partition_name_of(&self, part: &Partition) -> Result<String, crate::MetastoreError> {
+        if part.values.len() != self.partition_keys.len() {
+            return Err(crate::MetastoreError::InvalidOperation(format!(
+                "partition spec has {} values; table {} has {} partition columns",
+                part.values.len(),
+                self.qualified_name(),
+                self.partition_keys.len()
+            )));
+        }
+        Ok(partition_name(&self.partition_keys, &part.values))
+    }
+}
+
 /// `k1=v1/k2=v2` for these keys and values, escaping as Hive does in partition paths.
 pub fn partition_name(keys: &[Column], values: &[String]) -> String {
     keys.iter()

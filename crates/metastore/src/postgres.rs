@@ -383,14 +383,7 @@ impl Metastore for PostgresMetastore {
                     .await?
                     .ok_or_else(|| MetastoreError::NoSuchObject(format!("Table {db}.{tbl}")))?;
                 for p in &parts {
-                    if p.values.len() != t.partition_keys.len() {
-                        return Err(MetastoreError::InvalidOperation(format!(
-                            "partition spec has {} values; table {db}.{tbl} has {} partition columns",
-                            p.values.len(),
-                            t.partition_keys.len()
-                        )));
-                    }
-                    let name = partition_name(&t.partition_keys, &p.values);
+                    let name = t.partition_name_of(p)?;
                     let exists = !tx
                         .query(
                             "SELECT 1 FROM apiary_partitions WHERE db = $1 AND tbl = $2 AND name = $3",

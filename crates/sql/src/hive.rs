@@ -126,9 +126,23 @@ impl SqlSession {
 
     /// Runs one parsed Hive statement.
     pub(crate) async fn run_hive(&mut self, stmt: HiveStatement) -> Result<Prepared, SqlError> {
+        let renames = matches!(
+            stmt,
+            HiveStatement::CreateDatabase { .. }
+                | HiveStatement::DropDatabase { .. }
+                | HiveStatement::CreateTable(_)
+                | HiveStatement::CreateView { .. }
+                | HiveStatement::DropTable { .. }
+                | HiveStatement::AlterTable {
+                    action: AlterTable::Rename(_),
+                    ..
+                }
+        );
         let out = self.run_hive_inner(stmt).await;
-        // Keep DataFusion's synchronous name lists in step with what DDL changed.
-        let _ = self.refresh_catalog().await;
+        if renames {
+            // Keep DataFusion's synchronous name lists in step with what the DDL changed.
+            let _ = self.refresh_catalog().await;
+        }
         out
     }
 
@@ -827,15 +841,7 @@ impl SqlSession {
                             let _ = std::fs::create_dir_all(d);
                         }
                     }
-                    new.push(Partition {
-                        values,
-                        sd: StorageDescriptor {
-                            location,
-                            ..Default::default()
-                        },
-                        parameters: BTreeMap::new(),
-                        create_time: now(),
-                    });
+                    new.push(new_partition(values, location));
                 }
                 self.metastore()
                     .add_partitions(&table.database, &table.name, &new, if_not_exists)
@@ -933,17 +939,7 @@ impl SqlSession {
         let new: Vec<Partition> = values
             .into_iter()
             .filter(|v| !known.contains(v))
-            .map(|values| Partition {
-                sd: StorageDescriptor {
-                    location: write::partition_dir(&table, &values)
-                        .ok()
-                        .map(|d| d.display().to_string()),
-                    ..Default::default()
-                },
-                values,
-                parameters: BTreeMap::new(),
-                create_time: now(),
-            })
+            .map(|values| default_partition(&table, values))
             .collect();
         let lines: Vec<String> = new
             .iter()
@@ -1040,15 +1036,7 @@ impl SqlSession {
                 .map_err(|e| SqlError::Ddl(format!("{}: {e}", f.display())))?;
         }
         if !table.partition_keys.is_empty() {
-            let part = Partition {
-                values,
-                sd: StorageDescriptor {
-                    location: Some(dir.display().to_string()),
-                    ..Default::default()
-                },
-                parameters: BTreeMap::new(),
-                create_time: now(),
-            };
+            let part = new_partition(values, Some(dir.display().to_string()));
             self.metastore()
                 .add_partitions(&table.database, &table.name, &[part], true)
                 .await?;
@@ -1160,17 +1148,7 @@ impl SqlSession {
                     .partitions
                     .iter()
                     .filter(|v| !dirs.contains_key(*v))
-                    .map(|values| Partition {
-                        values: values.clone(),
-                        sd: StorageDescriptor {
-                            location: write::partition_dir(&table, values)
-                                .ok()
-                                .map(|d| d.display().to_string()),
-                            ..Default::default()
-                        },
-                        parameters: BTreeMap::new(),
-                        create_time: now(),
-                    })
+                    .map(|values| default_partition(&table, values.clone()))
                     .collect();
                 metastore
                     .add_partitions(&table.database, &table.name, &new, true)
@@ -1221,6 +1199,27 @@ impl SqlSession {
             .and_then(|b| b.build())
             .map_err(SqlError::from_planning)
     }
+}
+
+/// A new partition with these values, stored at `location`.
+fn new_partition(values: Vec<String>, location: Option<String>) -> Partition {
+    Partition {
+        values,
+        sd: StorageDescriptor {
+            location,
+            ..Default::default()
+        },
+        parameters: BTreeMap::new(),
+        create_time: now(),
+    }
+}
+
+/// A new partition in its default folder under the table (`k=v/...`).
+fn default_partition(table: &Table, values: Vec<String>) -> Partition {
+    let location = write::partition_dir(table, &values)
+        .ok()
+        .map(|d| d.display().to_string());
+    new_partition(values, location)
 }
 
 /// Deletes a managed native table's data folder (external tables keep theirs).

@@ -11,7 +11,7 @@ use datafusion::prelude::SessionContext;
 
 use crate::error::SqlError;
 use crate::pattern::jdbc_like;
-use crate::session::{Prepared, CATALOG};
+use crate::session::Prepared;
 use crate::types::HiveType;
 
 /// A cell of a catalog result.
@@ -86,36 +86,29 @@ fn table(columns: &[(&str, DataType)], rows: Vec<Vec<Cell>>) -> Prepared {
     Prepared::Rows { schema, batches }
 }
 
-fn databases(ctx: &SessionContext, pattern: Option<&str>) -> Vec<String> {
-    let mut names: Vec<String> = ctx
-        .catalog(CATALOG)
-        .map(|c| c.schema_names())
-        .unwrap_or_default()
-        .into_iter()
-        .filter(|n| n != "information_schema" && jdbc_like(pattern, n))
-        .collect();
-    names.sort();
-    names
-}
-
 /// GetCatalogs: Hive has no catalogs, so the result is empty.
 pub fn catalogs() -> Prepared {
     table(&[("TABLE_CAT", DataType::Utf8)], vec![])
 }
 
-/// GetSchemas: the databases matching `pattern`.
-pub fn schemas(ctx: &SessionContext, pattern: Option<&str>) -> Prepared {
-    let rows = databases(ctx, pattern)
+/// GetSchemas: the databases matching `pattern`, read from the metastore.
+pub async fn schemas(ctx: &SessionContext, pattern: Option<&str>) -> Result<Prepared, SqlError> {
+    let names = match crate::catalog::HiveCatalog::of(ctx) {
+        Some(metastore) => metastore.list_databases().await?,
+        None => vec![],
+    };
+    let rows = names
         .into_iter()
+        .filter(|d| jdbc_like(pattern, d))
         .map(|d| vec![s(d), s("")])
         .collect();
-    table(
+    Ok(table(
         &[
             ("TABLE_SCHEM", DataType::Utf8),
             ("TABLE_CATALOG", DataType::Utf8),
         ],
         rows,
-    )
+    ))
 }
 
 /// GetTableTypes: Hive's CLASSIC mapping (what `getTables` reports).

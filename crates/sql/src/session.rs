@@ -374,9 +374,11 @@ impl SqlSession {
                 return Ok(Prepared::Done);
             }
             "use" => {
-                let db = text[3..].trim();
-                let _ = self.refresh_catalog().await;
-                self.use_database(db)?;
+                let db = text[3..].trim().trim_matches('`').to_ascii_lowercase();
+                if self.metastore.get_database(&db).await?.is_none() {
+                    return Err(SqlError::DatabaseNotFound(db));
+                }
+                self.set_database(&db);
                 return Ok(Prepared::Done);
             }
             "create" | "drop" | "alter" | "describe" | "desc" | "show" | "truncate" | "msck"
@@ -387,11 +389,21 @@ impl SqlSession {
             }
             _ => {}
         }
-        if first == "show" {
-            let _ = self.refresh_catalog().await;
-            if let Some(p) = self.show_statement(&words, text)? {
-                return Ok(p);
-            }
+        if first == "show"
+            && matches!(
+                words.get(1).map(String::as_str),
+                Some("databases" | "schemas")
+            )
+        {
+            let like = like_pattern(text);
+            let names = self
+                .metastore
+                .list_databases()
+                .await?
+                .into_iter()
+                .filter(|n| like.as_ref().is_none_or(|p| hive_like(p, n)))
+                .collect();
+            return Ok(string_rows("database_name", names));
         }
         self.plan_sql(text).await
     }
@@ -525,40 +537,6 @@ impl SqlSession {
                 .map(|e| e.value.unwrap_or_default());
         }
         None
-    }
-
-    fn show_statement(&self, words: &[String], text: &str) -> Result<Option<Prepared>, SqlError> {
-        let second = words.get(1).map(String::as_str).unwrap_or("");
-        let like = like_pattern(text);
-        match second {
-            "databases" | "schemas" => {
-                let names = self
-                    .database_names()
-                    .into_iter()
-                    .filter(|n| like.as_ref().is_none_or(|p| hive_like(p, n)))
-                    .collect();
-                Ok(Some(string_rows("database_name", names)))
-            }
-            "tables" => {
-                let db = match (words.get(2).map(String::as_str), words.get(3)) {
-                    (Some("in" | "from"), Some(db)) => db.trim_matches('`').to_string(),
-                    _ => self.database.clone(),
-                };
-                let schema = self
-                    .ctx
-                    .catalog(CATALOG)
-                    .and_then(|c| c.schema(&db))
-                    .ok_or_else(|| SqlError::DatabaseNotFound(db.clone()))?;
-                let mut names: Vec<String> = schema
-                    .table_names()
-                    .into_iter()
-                    .filter(|n| like.as_ref().is_none_or(|p| hive_like(p, n)))
-                    .collect();
-                names.sort();
-                Ok(Some(string_rows("tab_name", names)))
-            }
-            _ => Ok(None),
-        }
     }
 }
 
