@@ -1,6 +1,6 @@
 """The Spark side of the interoperability test, run as its own process (a JVM with Hive support):
 
-    spark_side.py write DIR      writes partitioned TEXTFILE and Parquet Hive tables under DIR
+    spark_side.py write DIR      writes partitioned TEXTFILE, Parquet, ORC and Avro Hive tables under DIR
                                  and prints their rows as JSON
     spark_side.py read SPEC.json reads the locations Apiary wrote, as Hive tables, and prints rows
 """
@@ -43,8 +43,7 @@ def write(work):
     for fmt in ["TEXTFILE", "PARQUET", "ORC", "AVRO"]:
         name = f"spark_{fmt.lower()}"
         loc = os.path.join(work, name)
-        # Apiary reads ORC and Avro tables unpartitioned only (so far).
-        partitioned = fmt in ("TEXTFILE", "PARQUET")
+        partitioned = True
         spark.sql(f"CREATE TABLE {name} ({COLUMNS}) "
                   + ("PARTITIONED BY (region STRING) " if partitioned else "")
                   + f"STORED AS {fmt} LOCATION '{loc}'")

@@ -3,6 +3,7 @@
 
 #![warn(missing_docs)]
 
+mod constants;
 mod error;
 pub mod format;
 pub mod native;

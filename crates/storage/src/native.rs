@@ -27,9 +27,11 @@ use datafusion::logical_expr::utils::conjunction;
 use datafusion::logical_expr::{Expr, TableProviderFilterPushDown};
 use datafusion::physical_plan::empty::EmptyExec;
 use datafusion::physical_plan::projection::{ProjectionExec, ProjectionExpr};
+use datafusion::physical_plan::union::UnionExec;
 use datafusion::physical_plan::ExecutionPlan;
 use url::Url;
 
+use crate::constants::{ConstantColumnsExec, Slot};
 use crate::format::{NativeFormat, TextLayout};
 use crate::types::HiveType;
 use crate::StorageError;
@@ -245,6 +247,65 @@ impl NativeTable {
     }
 }
 
+impl NativeTable {
+    /// Readers that do not fill partition columns (ORC, Avro): one scan of the data columns
+    /// per partition directory, with the directory's values appended as constants and the
+    /// reader's batches cast to the declared types.
+    async fn scan_per_partition(
+        &self,
+        state: &dyn Session,
+        format: &Arc<dyn FileFormat>,
+        store_url: ObjectStoreUrl,
+        per_dir: Vec<(Vec<ScalarValue>, Vec<PartitionedFile>)>,
+        projection: Option<&Vec<usize>>,
+        limit: Option<usize>,
+    ) -> DfResult<Arc<dyn ExecutionPlan>> {
+        let n_data = self.table.sd.columns.len();
+        let wanted: Vec<usize> = match projection {
+            Some(p) => p.clone(),
+            None => (0..self.schema.fields().len()).collect(),
+        };
+        // The data columns to read; at least one, so that batches carry their row count.
+        let mut data: Vec<usize> = wanted.iter().copied().filter(|i| *i < n_data).collect();
+        if data.is_empty() {
+            data.push(0);
+        }
+        let output = Arc::new(self.schema.project(&wanted)?);
+        let file_schema = Arc::new(Schema::new(self.schema.fields()[..n_data].to_vec()));
+        let per_group = (state.config().target_partitions() / per_dir.len()).max(1);
+        let mut inputs: Vec<Arc<dyn ExecutionPlan>> = Vec::new();
+        for (values, files) in per_dir {
+            let files = files
+                .into_iter()
+                .map(|mut f| {
+                    f.partition_values.clear();
+                    f
+                })
+                .collect::<Vec<_>>();
+            let source = format.file_source(TableSchema::builder(file_schema.clone()).build());
+            let config = FileScanConfigBuilder::new(store_url.clone(), source)
+                .with_file_groups(split_groups(files, per_group))
+                .with_projection_indices(Some(data.clone()))?
+                .with_limit(limit)
+                .build();
+            let scan = format.create_physical_plan(state, config).await?;
+            let slots = wanted
+                .iter()
+                .map(|&i| match data.iter().position(|d| *d == i) {
+                    Some(pos) if i < n_data => Slot::Input(pos),
+                    _ => Slot::Constant(values[i - n_data].clone()),
+                })
+                .collect();
+            inputs.push(Arc::new(ConstantColumnsExec::try_new(
+                scan,
+                slots,
+                output.clone(),
+            )?));
+        }
+        UnionExec::try_new(inputs)
+    }
+}
+
 /// A partition value as text, or NULL for Hive's default partition.
 fn partition_text(v: &str) -> Option<String> {
     (v != "__HIVE_DEFAULT_PARTITION__").then(|| v.to_string())
@@ -307,7 +368,7 @@ impl TableProvider for NativeTable {
             .iter()
             .map(|f| f.as_ref().clone())
             .collect();
-        let mut files = Vec::new();
+        let mut per_dir: Vec<(Vec<ScalarValue>, Vec<PartitionedFile>)> = Vec::new();
         for dir in &dirs {
             let prefix = object_store::path::Path::from_url_path(dir.url.path())?;
             let listed: Vec<_> = match store.list_with_delimiter(Some(&prefix)).await {
@@ -323,19 +384,25 @@ impl TableProvider for NativeTable {
                     text.cast_to(f.data_type())
                 })
                 .collect::<DfResult<Vec<_>>>()?;
-            for meta in listed {
-                let name = meta.location.filename().unwrap_or("");
-                if !is_data_file(name) || meta.size == 0 {
-                    continue;
-                }
-                files.push(
-                    PartitionedFile::new_from_meta(meta).with_partition_values(values.clone()),
-                );
+            let files: Vec<PartitionedFile> = listed
+                .into_iter()
+                .filter(|m| m.size > 0 && is_data_file(m.location.filename().unwrap_or("")))
+                .map(|m| PartitionedFile::new_from_meta(m).with_partition_values(values.clone()))
+                .collect();
+            if !files.is_empty() {
+                per_dir.push((values, files));
             }
         }
-        if files.is_empty() {
+        if per_dir.is_empty() {
             return Ok(Arc::new(EmptyExec::new(projected)));
         }
+        let format = self.file_format()?;
+        if matches!(self.format, NativeFormat::Orc | NativeFormat::Avro) {
+            return self
+                .scan_per_partition(state, &format, store_url, per_dir, projection, limit)
+                .await;
+        }
+        let files: Vec<PartitionedFile> = per_dir.into_iter().flat_map(|(_, f)| f).collect();
         // Text is read as strings and decoded here, the way LazySimpleSerDe reads it: the
         // NULL marker is NULL, and a value that does not parse as its type is NULL too.
         let text = self.format == NativeFormat::Text;
@@ -353,16 +420,6 @@ impl TableProvider for NativeTable {
         let table_schema = TableSchema::builder(file_schema)
             .with_table_partition_cols(key_fields.iter().cloned().map(Arc::new).collect::<Vec<_>>())
             .build();
-        let format = self.file_format()?;
-        if matches!(self.format, NativeFormat::Orc | NativeFormat::Avro) && !key_fields.is_empty() {
-            // Their readers do not fill in partition columns (and a projection that adds them
-            // is pushed into the reader by the optimizer): refuse rather than return wrong rows.
-            return Err(DataFusionError::NotImplemented(format!(
-                "reading partitioned {} tables is not supported yet (table {})",
-                self.format.stored_as(),
-                self.table.qualified_name()
-            )));
-        }
         let source = format.file_source(table_schema);
         let groups = split_groups(files, state.config().target_partitions());
         let config = FileScanConfigBuilder::new(store_url, source)

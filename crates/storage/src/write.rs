@@ -49,6 +49,7 @@ enum FileWriter {
     Json(arrow::json::LineDelimitedWriter<File>),
     /// ORC's writer is not `Send`: it lives on its own thread, fed batches through a channel.
     Orc(OrcThread),
+    Avro(Box<arrow_avro::writer::AvroWriter<File>>),
 }
 
 struct OrcThread {
@@ -155,6 +156,10 @@ impl FileWriter {
                 }
                 FileWriter::Orc(OrcThread::start(file, schema.clone())?)
             }
+            NativeFormat::Avro => FileWriter::Avro(Box::new(
+                arrow_avro::writer::AvroWriter::new(file, avro_schema(schema).as_ref().clone())
+                    .map_err(|e| StorageError::Write(e.to_string()))?,
+            )),
             other => {
                 return Err(StorageError::Unsupported(format!(
                     "writing {} tables",
@@ -173,6 +178,10 @@ impl FileWriter {
             }
             FileWriter::Json(w) => w.write(batch).map_err(|e| e.to_string()),
             FileWriter::Orc(w) => w.write(batch).map_err(|e| e.to_string()),
+            FileWriter::Avro(w) => {
+                let batch = avro_batch(batch)?;
+                w.write(&batch).map_err(|e| e.to_string())
+            }
         };
         r.map_err(StorageError::Write)
     }
@@ -183,9 +192,46 @@ impl FileWriter {
             FileWriter::Text(w, _) => w.into_inner().sync_all().map_err(|e| e.to_string()),
             FileWriter::Json(mut w) => w.finish().map_err(|e| e.to_string()),
             FileWriter::Orc(w) => w.finish(),
+            FileWriter::Avro(mut w) => w
+                .finish()
+                .and_then(|_| w.into_inner().sync_all().map_err(Into::into))
+                .map_err(|e| e.to_string()),
         };
         r.map_err(StorageError::Write)
     }
+}
+
+/// Avro as Hive's AvroSerDe writes it: TINYINT and SMALLINT as `int` (Avro has nothing
+/// smaller), TIMESTAMP as `long` with logical type `timestamp-millis`.
+fn avro_type(t: &DataType) -> DataType {
+    match t {
+        DataType::Int8 | DataType::Int16 => DataType::Int32,
+        DataType::Timestamp(_, _) => {
+            DataType::Timestamp(arrow::datatypes::TimeUnit::Millisecond, Some("UTC".into()))
+        }
+        other => other.clone(),
+    }
+}
+
+fn avro_schema(schema: &SchemaRef) -> SchemaRef {
+    Arc::new(Schema::new(
+        schema
+            .fields()
+            .iter()
+            .map(|f| f.as_ref().clone().with_data_type(avro_type(f.data_type())))
+            .collect::<Vec<_>>(),
+    ))
+}
+
+fn avro_batch(batch: &RecordBatch) -> Result<RecordBatch, StorageError> {
+    let schema = avro_schema(&batch.schema());
+    let columns = batch
+        .columns()
+        .iter()
+        .zip(schema.fields())
+        .map(|(c, f)| cast_to(c, f.data_type()))
+        .collect::<Result<Vec<_>, _>>()?;
+    RecordBatch::try_new(schema, columns).map_err(|e| StorageError::Write(e.to_string()))
 }
 
 fn layout_for_complex(table: &Table) -> TextLayout {
