@@ -84,6 +84,41 @@ def test_kill_during_insert_leaves_no_partial_rows():
         srv.stop()
 
 
+@pytest.mark.parametrize("point", ["insert.after_manifest", "insert.after_partitions", "insert.between_moves"])
+@pytest.mark.parametrize("overwrite", [False, True], ids=["into", "overwrite"])
+def test_crash_while_committing_a_multi_partition_insert_is_rolled_forward(point, overwrite):
+    """Once an INSERT has decided to commit, a crash at any later step is finished at
+    start-up: every partition's rows appear, none half. (A crash before the decision is the
+    test above: nothing appears.)"""
+    srv = Server()
+    data = srv.data
+    try:
+        cur = clients.pyhive_none(srv).cursor()
+        cur.execute("CREATE TABLE t (v INT) PARTITIONED BY (p STRING) STORED AS PARQUET")
+        cur.execute("INSERT INTO t PARTITION (p='a') VALUES (0)")
+    finally:
+        srv.stop()
+    srv = Server("--hiveconf", f"apiary.failpoints={point}=abort", data=data)
+    try:
+        cur = clients.pyhive_none(srv).cursor()
+        verb = "OVERWRITE TABLE" if overwrite else "INTO"
+        with pytest.raises(Exception):
+            cur.execute(f"INSERT {verb} t PARTITION (p) VALUES (1, 'a'), (2, 'b'), (3, 'c')")
+        srv.proc.wait(10)
+        assert not srv.alive(), "the fail point did not stop the server"
+    finally:
+        srv.stop()
+    srv = Server(data=data)
+    try:
+        cur = clients.pyhive_none(srv).cursor()
+        expected = [(1, "a"), (2, "b"), (3, "c")] if overwrite else [(0, "a"), (1, "a"), (2, "b"), (3, "c")]
+        assert rows(cur, "SELECT v, p FROM t ORDER BY v") == expected
+        assert rows(cur, "SHOW PARTITIONS t") == [("p=a",), ("p=b",), ("p=c",)]
+        assert not glob.glob(os.path.join(data, "d", "warehouse", "t", ".apiary-staging-*"))
+    finally:
+        srv.stop()
+
+
 def test_sqlalchemy_reflection_sees_created_tables(server):
     from sqlalchemy import create_engine, inspect
 

@@ -88,6 +88,11 @@ pub const KEYS: &[(&str, &str, &str)] = &[
         "where managed tables live (empty: <data-dir>/warehouse)",
     ),
     (
+        "apiary.failpoints",
+        "",
+        "for crash tests only: name=abort|error|sleep(ms),... makes the named steps of DDL and INSERT fail (see docs/storage-handlers.md)",
+    ),
+    (
         "hive.query.timeout.seconds",
         "0",
         "default query timeout in seconds (0: none); a client's queryTimeout wins",

@@ -112,6 +112,9 @@ async fn serve(args: ServeArgs) -> Result<(), Box<dyn std::error::Error>> {
     let endpoint = config.endpoint()?;
     let gateway_config = config.gateway()?;
     let check_interval = config.duration("hive.server2.session.check.interval", "ms")?;
+    if let Some(spec) = config.hiveconf.get("apiary.failpoints") {
+        apiary_failpoints::configure(spec).map_err(|e| format!("apiary.failpoints: {e}"))?;
+    }
     let metastore: Arc<dyn apiary_metastore::Metastore> =
         match config.hiveconf.get("apiary.metastore.url").map(String::as_str) {
             Some(url) if url.starts_with("postgres") => Arc::new(

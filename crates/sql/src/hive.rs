@@ -1126,7 +1126,7 @@ impl SqlSession {
                 .iter()
                 .map(|p| (p.values.clone(), p.sd.location.clone()))
                 .collect();
-            let outcome = write::insert(
+            let staged = write::insert(
                 &table,
                 &InsertSpec {
                     partition: spec,
@@ -1136,24 +1136,15 @@ impl SqlSession {
                 &dirs,
             )
             .await
-            .map_err(|e| match e {
-                apiary_storage::StorageError::Write(m) => {
-                    SqlError::Execution(format!("org.apache.hadoop.hive.ql.exec.MoveTask. {m}"))
-                }
-                other => other.into(),
-            })?;
-            tracing::info!(table = %table.qualified_name(), rows = outcome.rows, files = outcome.files, "insert committed");
-            if !table.partition_keys.is_empty() {
-                let new: Vec<Partition> = outcome
-                    .partitions
-                    .iter()
-                    .filter(|v| !dirs.contains_key(*v))
-                    .map(|values| default_partition(&table, values.clone()))
-                    .collect();
-                metastore
-                    .add_partitions(&table.database, &table.name, &new, true)
-                    .await?;
-            }
+            .map_err(move_task_error)?;
+            // The decision to commit is durable now: partitions first (still empty), then
+            // the files; recovery at start-up repeats both if a crash comes in between.
+            failpoint("insert.after_manifest").await?;
+            register_partitions(metastore.as_ref(), &table, &staged.manifest).await?;
+            failpoint("insert.after_partitions").await?;
+            let rows = staged.manifest.rows;
+            let files = staged.commit().map_err(move_task_error)?;
+            tracing::info!(table = %table.qualified_name(), rows, files, "insert committed");
             Ok(())
         })))
     }
@@ -1212,6 +1203,41 @@ fn new_partition(values: Vec<String>, location: Option<String>) -> Partition {
         parameters: BTreeMap::new(),
         create_time: now(),
     }
+}
+
+/// Reaches a fail point; an injected failure is an execution error.
+pub(crate) async fn failpoint(name: &str) -> Result<(), SqlError> {
+    apiary_failpoints::reach(name)
+        .await
+        .map_err(|e| SqlError::Execution(e.to_string()))
+}
+
+fn move_task_error(e: apiary_storage::StorageError) -> SqlError {
+    match e {
+        apiary_storage::StorageError::Write(m) => {
+            SqlError::Execution(format!("org.apache.hadoop.hive.ql.exec.MoveTask. {m}"))
+        }
+        other => other.into(),
+    }
+}
+
+/// Adds the partitions an INSERT creates to the metastore (those already there are kept).
+pub(crate) async fn register_partitions(
+    metastore: &dyn apiary_metastore::Metastore,
+    table: &Table,
+    manifest: &write::CommitManifest,
+) -> Result<(), SqlError> {
+    let new: Vec<Partition> = manifest
+        .new_partitions()
+        .into_iter()
+        .map(|values| default_partition(table, values))
+        .collect();
+    if !new.is_empty() {
+        metastore
+            .add_partitions(&table.database, &table.name, &new, true)
+            .await?;
+    }
+    Ok(())
 }
 
 /// A new partition in its default folder under the table (`k=v/...`).

@@ -88,7 +88,7 @@ impl Engine {
                 Err(e) => return Err(e.into()),
             }
         }
-        remove_abandoned_staging(metastore.as_ref()).await?;
+        recover_interrupted_inserts(metastore.as_ref()).await?;
         let catalogs = Arc::new(MemoryCatalogProviderList::new());
         let catalog = Arc::new(HiveCatalog::new(metastore.clone()));
         catalog.refresh().await?;
@@ -150,9 +150,11 @@ impl Engine {
     }
 }
 
-/// Removes staging folders left by INSERTs that a crash cut short. Their files were never
-/// moved into place, so no reader saw them; this only frees the space.
-async fn remove_abandoned_staging(metastore: &dyn Metastore) -> Result<(), SqlError> {
+/// Finishes or discards the INSERTs a crash cut short. A staging folder with a commit
+/// manifest had decided to commit: its partitions are registered and its files moved into
+/// place (both idempotent). One without had not: its files were never visible, and it is
+/// removed.
+async fn recover_interrupted_inserts(metastore: &dyn Metastore) -> Result<(), SqlError> {
     for db in metastore.list_databases().await? {
         for table in metastore.get_tables(&db).await? {
             let Some(dir) = table
@@ -167,13 +169,21 @@ async fn remove_abandoned_staging(metastore: &dyn Metastore) -> Result<(), SqlEr
                 continue;
             };
             for e in entries.flatten() {
-                if e.file_name()
+                if !e
+                    .file_name()
                     .to_string_lossy()
-                    .starts_with(".apiary-staging-")
+                    .starts_with(apiary_storage::write::STAGING_PREFIX)
                 {
-                    tracing::info!(table = %table.qualified_name(), path = %e.path().display(), "removing staging left by an interrupted insert");
-                    let _ = std::fs::remove_dir_all(e.path());
+                    continue;
                 }
+                if let Some(manifest) = apiary_storage::write::pending_commit(&e.path()) {
+                    tracing::info!(table = %table.qualified_name(), path = %e.path().display(), "finishing an insert that had committed before a crash");
+                    crate::hive::register_partitions(metastore, &table, &manifest).await?;
+                    manifest.apply()?;
+                } else {
+                    tracing::info!(table = %table.qualified_name(), path = %e.path().display(), "removing staging left by an interrupted insert");
+                }
+                let _ = std::fs::remove_dir_all(e.path());
             }
         }
     }

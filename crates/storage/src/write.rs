@@ -1,6 +1,10 @@
 //! Writing native tables atomically: rows go to files in a hidden staging directory under the
-//! table's location (readers skip hidden names), and only when every file is complete are
-//! they moved into their partition directories, one rename each.
+//! table's location (readers skip hidden names). When every file is complete, a commit
+//! manifest naming each move is written there durably: that is the point of no return. The
+//! caller registers new partitions, then the files are moved into their partition
+//! directories. After a crash, a staging directory without a manifest is discarded and one
+//! with a manifest is rolled forward ([`pending_commit`], [`CommitManifest::apply`]), so an
+//! INSERT is either wholly visible or not at all.
 
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -32,15 +36,99 @@ pub struct InsertSpec {
     pub overwrite: bool,
 }
 
-/// What an INSERT did.
-#[derive(Debug, Clone, Default)]
-pub struct InsertOutcome {
+/// The file holding a staging directory's commit decision.
+const MANIFEST: &str = "_commit.json";
+
+/// One partition directory an INSERT writes to.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct CommitTarget {
+    /// The partition's values (empty for an unpartitioned table).
+    pub values: Vec<String>,
+    /// Whether the partition is new to the metastore.
+    pub new: bool,
+    /// The directory the file goes to.
+    pub dir: PathBuf,
+    /// The staged file moved there, if any rows went to this partition.
+    pub file: Option<PathBuf>,
+}
+
+/// What an INSERT commits, written before the first move so a crash can be rolled forward.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct CommitManifest {
+    /// The table's database.
+    pub database: String,
+    /// The table's name.
+    pub table: String,
+    /// INSERT OVERWRITE: each target directory keeps only the file moved there.
+    pub overwrite: bool,
     /// Rows written.
     pub rows: u64,
-    /// Value lists of the partitions written to.
-    pub partitions: Vec<Vec<String>>,
-    /// Data files made visible.
-    pub files: usize,
+    /// Each partition directory written.
+    pub targets: Vec<CommitTarget>,
+}
+
+impl CommitManifest {
+    /// Partitions the metastore must learn before the files move.
+    pub fn new_partitions(&self) -> Vec<Vec<String>> {
+        self.targets
+            .iter()
+            .filter(|t| t.new)
+            .map(|t| t.values.clone())
+            .collect()
+    }
+
+    /// Moves the staged files into place. Idempotent, so recovery can repeat it after a
+    /// crash part way: an OVERWRITE removes every data file of a target directory but the
+    /// one this commit puts there, and a file already moved is not moved again.
+    pub fn apply(&self) -> Result<usize, StorageError> {
+        let mut files = 0;
+        for t in &self.targets {
+            std::fs::create_dir_all(&t.dir).map_err(|e| StorageError::io(&t.dir, e))?;
+            let name = t
+                .file
+                .as_ref()
+                .and_then(|f| f.file_name())
+                .map(|n| n.to_owned());
+            if self.overwrite {
+                clear_data_files_except(&t.dir, name.as_deref())?;
+            }
+            if let (Some(from), Some(name)) = (&t.file, &name) {
+                let target = t.dir.join(name);
+                if from.exists() {
+                    std::fs::rename(from, &target).map_err(|e| StorageError::io(&target, e))?;
+                }
+                files += 1;
+            }
+            apiary_failpoints::reach_blocking("insert.between_moves")
+                .map_err(|e| StorageError::Write(e.to_string()))?;
+        }
+        Ok(files)
+    }
+}
+
+/// The commit manifest of a staging directory left by a crash: `Some` means the INSERT had
+/// decided to commit and must be rolled forward; `None` means it is to be discarded.
+pub fn pending_commit(staging: &Path) -> Option<CommitManifest> {
+    let text = std::fs::read(staging.join(MANIFEST)).ok()?;
+    serde_json::from_slice(&text).ok()
+}
+
+/// A staging directory's name prefix; such directories are hidden from readers.
+pub const STAGING_PREFIX: &str = ".apiary-staging-";
+
+/// Rows written and staged, with the decision to commit recorded; dropping it without
+/// [`StagedInsert::commit`] discards the staging directory.
+pub struct StagedInsert {
+    /// What will be committed.
+    pub manifest: CommitManifest,
+    _cleanup: StagingCleanup,
+}
+
+impl StagedInsert {
+    /// Moves the files into place; returns how many.
+    pub fn commit(self) -> Result<usize, StorageError> {
+        self.manifest.apply()
+    }
 }
 
 enum FileWriter {
@@ -284,6 +372,14 @@ pub fn local_dir(location: &str) -> Result<PathBuf, StorageError> {
 
 /// Removes the data files (not hidden files, not subdirectories) directly in `dir`.
 pub fn clear_data_files(dir: &Path) -> Result<usize, StorageError> {
+    clear_data_files_except(dir, None)
+}
+
+/// Removes the data files directly in `dir` but the one named `keep`.
+fn clear_data_files_except(
+    dir: &Path,
+    keep: Option<&std::ffi::OsStr>,
+) -> Result<usize, StorageError> {
     let mut n = 0;
     let entries = match std::fs::read_dir(dir) {
         Ok(e) => e,
@@ -294,7 +390,7 @@ pub fn clear_data_files(dir: &Path) -> Result<usize, StorageError> {
         let entry = entry.map_err(|e| StorageError::io(dir, e))?;
         let name = entry.file_name().to_string_lossy().into_owned();
         let is_file = entry.file_type().map(|t| t.is_file()).unwrap_or(false);
-        if is_file && is_data_file(&name) {
+        if is_file && is_data_file(&name) && Some(entry.file_name().as_os_str()) != keep {
             std::fs::remove_file(entry.path()).map_err(|e| StorageError::io(&entry.path(), e))?;
             n += 1;
         }
@@ -314,14 +410,16 @@ pub fn partition_dir(table: &Table, values: &[String]) -> Result<PathBuf, Storag
     Ok(dir)
 }
 
-/// Writes `rows` into `table`. The stream's columns are the table's data columns followed by
-/// its dynamic partition keys, in order; values are cast to the declared types.
+/// Writes `rows` into staged files for `table` and records the decision to commit. The
+/// stream's columns are the table's data columns followed by its dynamic partition keys, in
+/// order; values are cast to the declared types. `partition_dirs` holds the partitions the
+/// metastore knows, with their locations.
 pub async fn insert(
     table: &Table,
     spec: &InsertSpec,
     mut rows: SendableRecordBatchStream,
     partition_dirs: &BTreeMap<Vec<String>, Option<String>>,
-) -> Result<InsertOutcome, StorageError> {
+) -> Result<StagedInsert, StorageError> {
     let format = NativeFormat::of(&table.sd)
         .ok_or_else(|| StorageError::Unsupported("this table's input format".into()))?;
     let root = local_dir(table.sd.location.as_deref().unwrap_or(""))?;
@@ -336,10 +434,10 @@ pub async fn insert(
     let dynamic: Vec<usize> = (0..table.partition_keys.len())
         .filter(|i| spec.partition.get(*i).is_none_or(Option::is_none))
         .collect();
-    let staging = root.join(format!(".apiary-staging-{}", uuid::Uuid::new_v4()));
+    let staging = root.join(format!("{STAGING_PREFIX}{}", uuid::Uuid::new_v4()));
     std::fs::create_dir_all(&staging).map_err(|e| StorageError::io(&staging, e))?;
     // Removes the staging folder however the insert ends: done, failed, or dropped (cancel).
-    let _cleanup = StagingCleanup(staging.clone());
+    let cleanup = StagingCleanup(staging.clone());
     let result = async {
         let mut writers: BTreeMap<Vec<String>, (PathBuf, FileWriter)> = BTreeMap::new();
         let mut total = 0u64;
@@ -391,18 +489,53 @@ pub async fn insert(
         Ok((total, staged))
     }
     .await;
-    let outcome = match result {
-        Ok((rows, staged)) => {
-            let partitions = staged.iter().map(|(v, _)| v.clone()).collect();
-            commit(table, spec, staged, partition_dirs).map(|files| InsertOutcome {
-                rows,
-                partitions,
-                files,
-            })
-        }
-        Err(e) => Err(e),
+    let (rows, staged) = result?;
+    let mut targets = Vec::new();
+    for (values, file) in staged {
+        let dir = match partition_dirs.get(&values).cloned().flatten() {
+            Some(loc) => local_dir(&loc)?,
+            None => partition_dir(table, &values)?,
+        };
+        let new = !table.partition_keys.is_empty() && !partition_dirs.contains_key(&values);
+        targets.push(CommitTarget {
+            values,
+            new,
+            dir,
+            file,
+        });
+    }
+    let manifest = CommitManifest {
+        database: table.database.clone(),
+        table: table.name.clone(),
+        overwrite: spec.overwrite,
+        rows,
+        targets,
     };
-    outcome
+    write_durably(&staging, MANIFEST, &manifest)?;
+    Ok(StagedInsert {
+        manifest,
+        _cleanup: cleanup,
+    })
+}
+
+/// Writes `value` as JSON to `dir/name` so that, once this returns, a crash leaves either no
+/// file or the whole of it: a temporary file, synced, renamed, and the directory synced.
+fn write_durably<T: serde::Serialize>(
+    dir: &Path,
+    name: &str,
+    value: &T,
+) -> Result<(), StorageError> {
+    use std::io::Write;
+    let text = serde_json::to_vec(value).map_err(|e| StorageError::Write(e.to_string()))?;
+    let tmp = dir.join(format!(".{name}.tmp"));
+    let mut f = File::create(&tmp).map_err(|e| StorageError::io(&tmp, e))?;
+    f.write_all(&text).map_err(|e| StorageError::io(&tmp, e))?;
+    f.sync_all().map_err(|e| StorageError::io(&tmp, e))?;
+    let path = dir.join(name);
+    std::fs::rename(&tmp, &path).map_err(|e| StorageError::io(&path, e))?;
+    File::open(dir)
+        .and_then(|d| d.sync_all())
+        .map_err(|e| StorageError::io(dir, e))
 }
 
 struct StagingCleanup(PathBuf);
@@ -411,35 +544,6 @@ impl Drop for StagingCleanup {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.0);
     }
-}
-
-type Staged = Vec<(Vec<String>, Option<PathBuf>)>;
-
-/// Moves staged files into place: per partition, OVERWRITE first clears the old files.
-fn commit(
-    table: &Table,
-    spec: &InsertSpec,
-    staged: Staged,
-    partition_dirs: &BTreeMap<Vec<String>, Option<String>>,
-) -> Result<usize, StorageError> {
-    let mut files = 0;
-    for (values, path) in &staged {
-        let dir = match partition_dirs.get(values).cloned().flatten() {
-            Some(loc) => local_dir(&loc)?,
-            None => partition_dir(table, values)?,
-        };
-        std::fs::create_dir_all(&dir).map_err(|e| StorageError::io(&dir, e))?;
-        if spec.overwrite {
-            clear_data_files(&dir)?;
-        }
-        if let Some(path) = path {
-            let name = path.file_name().map(|n| n.to_owned()).unwrap_or_default();
-            let target = dir.join(name);
-            std::fs::rename(path, &target).map_err(|e| StorageError::io(&target, e))?;
-            files += 1;
-        }
-    }
-    Ok(files)
 }
 
 fn cast_columns(batch: &RecordBatch, schema: &SchemaRef) -> Result<RecordBatch, StorageError> {
