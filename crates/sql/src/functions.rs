@@ -135,3 +135,42 @@ fn map_strings(array: &ArrayRef, f: impl Fn(&str) -> String) -> Result<StringArr
         .map(|i| (!strings.is_null(i)).then(|| f(strings.value(i))))
         .collect())
 }
+
+/// Hive's array subscripts count from 0 (`arr[0]` is the first element; a negative or
+/// too-large index is NULL); DataFusion's count from 1 and from the end when negative. Runs
+/// before DataFusion's own planners and only takes list subscripts; map and struct access
+/// are left to them.
+#[derive(Debug)]
+pub struct HiveSubscripts;
+
+impl datafusion::logical_expr::planner::ExprPlanner for HiveSubscripts {
+    fn plan_field_access(
+        &self,
+        expr: datafusion::logical_expr::planner::RawFieldAccessExpr,
+        schema: &datafusion::common::DFSchema,
+    ) -> Result<
+        datafusion::logical_expr::planner::PlannerResult<
+            datafusion::logical_expr::planner::RawFieldAccessExpr,
+        >,
+    > {
+        use datafusion::logical_expr::planner::PlannerResult;
+        use datafusion::logical_expr::{lit, when, ExprSchemable, GetFieldAccess};
+        let is_list = matches!(
+            expr.expr.get_type(schema)?,
+            DataType::List(_) | DataType::LargeList(_) | DataType::FixedSizeList(_, _)
+        );
+        match (&expr.field_access, is_list) {
+            (GetFieldAccess::ListIndex { key }, true) => {
+                let key = key.as_ref().clone();
+                let element = datafusion::functions_nested::expr_fn::array_element(
+                    expr.expr.clone(),
+                    key.clone() + lit(1i64),
+                );
+                Ok(PlannerResult::Planned(
+                    when(key.gt_eq(lit(0i64)), element).end()?,
+                ))
+            }
+            _ => Ok(PlannerResult::Original(expr)),
+        }
+    }
+}

@@ -14,6 +14,7 @@ use datafusion::sql::sqlparser::ast::{
 pub fn to_datafusion(statement: &mut Statement) {
     let _ = visit_expressions_mut(statement, |e| {
         match e {
+            Expr::Function(f) if function_name(f).as_deref() == Some("size") => hive_size(e),
             Expr::Function(f) => hive_function(f),
             _ => hive_typed(e),
         }
@@ -98,6 +99,23 @@ fn hive_function(f: &mut Function) {
         }
         _ => {}
     }
+}
+
+/// Hive's `size(array|map)`: an INT, and -1 for NULL.
+fn hive_size(e: &mut Expr) {
+    let Expr::Function(f) = e else { return };
+    let Some(args) = plain_args(f) else { return };
+    if args.len() != 1 {
+        return;
+    }
+    let minus_one = Expr::Value(ValueWithSpan::from(Value::Number("-1".into(), false)));
+    *e = Expr::Cast {
+        kind: CastKind::Cast,
+        expr: Box::new(call("coalesce", vec![call("cardinality", args), minus_one])),
+        data_type: DataType::Int(None),
+        array: false,
+        format: None,
+    };
 }
 
 /// Names unnamed expressions of the outermost SELECT `_c<i>` and types their integer

@@ -125,6 +125,8 @@ impl Engine {
             .with_config(config)
             .with_runtime_env(self.runtime.clone())
             .with_catalog_list(self.catalogs.clone())
+            // Before the defaults, so Hive's 0-based array subscripts win.
+            .with_expr_planners(vec![Arc::new(crate::functions::HiveSubscripts)])
             .with_default_features()
             .build();
         let ctx = SessionContext::new_with_state(state);
