@@ -1,0 +1,302 @@
+//! The SQL files of `tests/sql/*.slt`, run in-process: the same records the client tests run
+//! over PyHive (tests/clients/slt.py), on an [`Engine`] with an embedded metastore in a
+//! temporary folder, values rendered as that runner renders what PyHive returns.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use apiary_metastore::SqliteMetastore;
+use apiary_sql::render::cell_text;
+use apiary_sql::{Engine, Prepared, SessionOptions};
+use arrow::array::{Array, AsArray, RecordBatch};
+use arrow::datatypes::{DataType, Float32Type, Float64Type};
+use futures::StreamExt;
+
+enum Record {
+    Ok(String),
+    Error(String, String),
+    Query {
+        sort: bool,
+        sql: String,
+        rows: Vec<String>,
+    },
+}
+
+fn parse(text: &str) -> Vec<Record> {
+    let mut blocks: Vec<Vec<&str>> = Vec::new();
+    let mut block: Vec<&str> = Vec::new();
+    for line in text.split('\n').chain(std::iter::once("")) {
+        if line.trim().is_empty() && !block.is_empty() {
+            blocks.push(std::mem::take(&mut block));
+        } else if !block.is_empty() || !(line.trim().is_empty() || line.starts_with('#')) {
+            block.push(line);
+        }
+    }
+    blocks
+        .into_iter()
+        .map(|b| {
+            let head: Vec<&str> = b[0].splitn(3, char::is_whitespace).collect();
+            match head.as_slice() {
+                ["statement", "ok", ..] => Record::Ok(b[1..].join("\n")),
+                ["statement", "error", rest @ ..] => {
+                    Record::Error(rest.join(" ").trim().to_string(), b[1..].join("\n"))
+                }
+                ["query", ..] => {
+                    let sep = b.iter().position(|l| *l == "----").unwrap_or(b.len());
+                    Record::Query {
+                        sort: b[0].contains("rowsort"),
+                        sql: b[1..sep].join("\n"),
+                        rows: b
+                            .get(sep + 1..)
+                            .unwrap_or(&[])
+                            .iter()
+                            .map(|s| s.to_string())
+                            .collect(),
+                    }
+                }
+                _ => panic!("unknown record {:?}", b[0]),
+            }
+        })
+        .collect()
+}
+
+/// Python's `repr` of a float, which is what the client runner prints.
+fn python_float(v: f64) -> String {
+    if v.is_nan() {
+        return "nan".into();
+    }
+    if v.is_infinite() {
+        return if v > 0.0 { "inf".into() } else { "-inf".into() };
+    }
+    let sci = format!("{v:e}");
+    let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    let negative = mantissa.starts_with('-');
+    let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
+    let sign = if negative { "-" } else { "" };
+    if (-4..16).contains(&exp) {
+        let point = exp + 1;
+        let s = if point <= 0 {
+            format!("0.{}{digits}", "0".repeat((-point) as usize))
+        } else if point as usize >= digits.len() {
+            format!("{digits}{}.0", "0".repeat(point as usize - digits.len()))
+        } else {
+            format!(
+                "{}.{}",
+                &digits[..point as usize],
+                &digits[point as usize..]
+            )
+        };
+        format!("{sign}{s}")
+    } else {
+        let m = if digits.len() > 1 {
+            format!("{}.{}", &digits[..1], &digits[1..])
+        } else {
+            digits
+        };
+        format!(
+            "{sign}{m}e{}{:02}",
+            if exp < 0 { '-' } else { '+' },
+            exp.abs()
+        )
+    }
+}
+
+/// A value as the client runner prints it: PyHive's Python value, through `str`.
+fn render(a: &dyn Array, row: usize) -> String {
+    if a.is_null(row) {
+        return "NULL".into();
+    }
+    match a.data_type() {
+        DataType::Float64 => python_float(a.as_primitive::<Float64Type>().value(row)),
+        // Hive widens FLOAT to DOUBLE through its decimal text.
+        DataType::Float32 => {
+            let v = a.as_primitive::<Float32Type>().value(row);
+            python_float(format!("{v}").parse().unwrap_or(f64::from(v)))
+        }
+        DataType::Boolean => a.as_boolean().value(row).to_string(),
+        // PyHive parses timestamps into datetime, whose str shows microseconds only if any.
+        DataType::Timestamp(_, _) => {
+            let text = cell_text(a, row).unwrap_or_default();
+            match chrono::NaiveDateTime::parse_from_str(&text, "%Y-%m-%d %H:%M:%S%.f") {
+                Ok(t) if t.and_utc().timestamp_subsec_micros() != 0 => {
+                    format!(
+                        "{}.{:06}",
+                        t.format("%Y-%m-%d %H:%M:%S"),
+                        t.and_utc().timestamp_subsec_micros()
+                    )
+                }
+                Ok(t) => t.format("%Y-%m-%d %H:%M:%S").to_string(),
+                Err(_) => text,
+            }
+        }
+        DataType::Binary | DataType::LargeBinary | DataType::BinaryView => {
+            let bytes: Vec<u8> = match a.data_type() {
+                DataType::Binary => a.as_binary::<i32>().value(row).to_vec(),
+                DataType::LargeBinary => a.as_binary::<i64>().value(row).to_vec(),
+                _ => a.as_binary_view().value(row).to_vec(),
+            };
+            let mut s = String::from("b'");
+            for b in bytes {
+                match b {
+                    b'\\' | b'\'' => s.push_str(&format!("\\{}", b as char)),
+                    b'\n' => s.push_str("\\n"),
+                    b'\t' => s.push_str("\\t"),
+                    b'\r' => s.push_str("\\r"),
+                    0x20..=0x7e => s.push(b as char),
+                    _ => s.push_str(&format!("\\x{b:02x}")),
+                }
+            }
+            s.push('\'');
+            s
+        }
+        _ => cell_text(a, row).unwrap_or_default(),
+    }
+    .trim_end()
+    .to_string()
+}
+
+fn normalise(line: &str, data: &Path) -> String {
+    let real = data.canonicalize().unwrap_or_else(|_| data.to_path_buf());
+    let mut s = line
+        .replace(&real.display().to_string(), "$DATA")
+        .replace(&data.display().to_string(), "$DATA");
+    let rules = [
+        (
+            r"\b[A-Z][a-z]{2} [A-Z][a-z]{2} \d{2} \d{2}:\d{2}:\d{2} UTC \d{4}\b",
+            "$$TIME",
+        ),
+        (r"(transient_lastDdlTime'?\t?=?'?\s*)\d{10}", "${1}$$TIME"),
+        (r"(transient_lastDdlTime\t)\d{10}", "${1}$$TIME"),
+        (r"createTime:\d+", "createTime:$$TIME"),
+    ];
+    for (pattern, with) in rules {
+        let re = regex::Regex::new(pattern).expect("valid pattern");
+        s = re.replace_all(&s, with).into_owned();
+    }
+    s
+}
+
+async fn rows_of(batches: Vec<RecordBatch>, data: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    for b in batches {
+        for r in 0..b.num_rows() {
+            let cells: Vec<String> = b.columns().iter().map(|c| render(c.as_ref(), r)).collect();
+            out.push(normalise(&cells.join("\t"), data));
+        }
+    }
+    out
+}
+
+/// Runs one statement to the end; a query's rows are returned.
+async fn run(
+    session: &mut apiary_sql::SqlSession,
+    sql: &str,
+) -> Result<Option<Vec<RecordBatch>>, String> {
+    let prepared = session.prepare(sql).await.map_err(|e| e.hive_message())?;
+    match prepared {
+        Prepared::Query { plan, .. } => {
+            let mut stream = apiary_sql::session::execute(session.context(), plan)
+                .await
+                .map_err(|e| e.hive_message())?;
+            let mut batches = Vec::new();
+            while let Some(b) = stream.next().await {
+                batches
+                    .push(b.map_err(|e| apiary_sql::SqlError::from_execution(e).hive_message())?);
+            }
+            Ok(Some(batches))
+        }
+        Prepared::Rows { batches, .. } => Ok(Some(batches)),
+        Prepared::Done => Ok(None),
+        Prepared::Task(task) => task.await.map(|_| None).map_err(|e| e.hive_message()),
+    }
+}
+
+async fn run_file(path: &Path) -> Vec<String> {
+    let tmp = tempfile::tempdir().expect("temporary folder");
+    let data: PathBuf = tmp.path().to_path_buf();
+    let dir = data.join("d");
+    std::fs::create_dir_all(&dir).expect("data folder");
+    let metastore = Arc::new(SqliteMetastore::open(&dir.join("metastore.db")).expect("metastore"));
+    let engine = Engine::open(BTreeMap::new(), metastore, &dir.join("warehouse"))
+        .await
+        .expect("engine");
+    let mut session = engine
+        .open_session(SessionOptions {
+            // The user the client tests connect as.
+            user: "alice".into(),
+            ..Default::default()
+        })
+        .expect("session");
+    let text = std::fs::read_to_string(path).expect("slt file");
+    let mut failures = Vec::new();
+    for record in parse(&text) {
+        match record {
+            Record::Ok(sql) => {
+                if let Err(e) = run(&mut session, &sql).await {
+                    failures.push(format!("{sql:?}: {e}"));
+                }
+            }
+            Record::Error(expect, sql) => match run(&mut session, &sql).await {
+                Ok(_) => failures.push(format!(
+                    "{sql:?}: expected an error containing {expect:?}, it succeeded"
+                )),
+                Err(e) if !e.contains(&expect) => {
+                    failures.push(format!("{sql:?}: error {e:?} does not contain {expect:?}"))
+                }
+                Err(_) => {}
+            },
+            Record::Query { sort, sql, rows } => match run(&mut session, &sql).await {
+                Ok(Some(batches)) => {
+                    let mut got = rows_of(batches, &data).await;
+                    if sort {
+                        got.sort();
+                    }
+                    if got != rows {
+                        failures.push(format!("{sql:?}:\n  expected {rows:?}\n  got      {got:?}"));
+                    }
+                }
+                Ok(None) => failures.push(format!("{sql:?}: no result set")),
+                Err(e) => failures.push(format!("{sql:?}: {e}")),
+            },
+        }
+    }
+    failures
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sql_files_in_process() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/sql");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&root)
+        .expect("tests/sql")
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "slt"))
+        .collect();
+    files.sort();
+    assert!(!files.is_empty(), "no .slt files under {}", root.display());
+    let mut report = Vec::new();
+    for f in &files {
+        for failure in run_file(f).await {
+            report.push(format!("{}: {failure}", f.display()));
+        }
+    }
+    assert!(report.is_empty(), "{}", report.join("\n"));
+}
+
+#[test]
+fn floats_print_as_python_prints_them() {
+    for (v, s) in [
+        (1.5, "1.5"),
+        (1e10, "10000000000.0"),
+        (0.25, "0.25"),
+        (-2.0, "-2.0"),
+        (1e16, "1e+16"),
+        (1.5e-5, "1.5e-05"),
+        (0.0001, "0.0001"),
+        (123.456, "123.456"),
+    ] {
+        assert_eq!(python_float(v), s);
+    }
+}
