@@ -10,11 +10,13 @@
 #![warn(missing_docs)]
 
 mod error;
+mod journal;
 mod model;
 mod postgres;
 mod sqlite;
 
 pub use error::MetastoreError;
+pub use journal::{Intent, IntentKind, IntentState};
 pub use model::{
     escape_path_value, partition_name, unescape_path_value, Column, Database, Partition, SerDeInfo,
     SortColumn, StorageDescriptor, Table, TableType,
@@ -72,4 +74,22 @@ pub trait Metastore: Send + Sync + std::fmt::Debug {
     /// Drops the partitions with these value lists; returns how many existed.
     async fn drop_partitions(&self, db: &str, table: &str, values: &[Vec<String>])
         -> Result<usize>;
+
+    /// Records a new intent (state `Pending`). `AlreadyExists` if the table it creates exists
+    /// or another unfinished intent is about the same table.
+    async fn record_intent(&self, intent: &Intent) -> Result<()>;
+
+    /// In one transaction: adds `intent.table` to the catalog and marks the intent
+    /// `Committed`.
+    async fn commit_create_intent(&self, intent_id: &str) -> Result<()>;
+
+    /// In one transaction: removes the intent's table (and its partitions) from the catalog
+    /// and marks the intent `Committed`.
+    async fn commit_drop_intent(&self, intent_id: &str) -> Result<()>;
+
+    /// Removes a finished (or undone) intent.
+    async fn finish_intent(&self, intent_id: &str) -> Result<()>;
+
+    /// Unfinished intents of server `owner`, oldest first.
+    async fn unfinished_intents(&self, owner: &str) -> Result<Vec<Intent>>;
 }

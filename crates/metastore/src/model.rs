@@ -123,6 +123,11 @@ pub struct Table {
     /// resolve there.
     #[serde(default)]
     pub view_database: Option<String>,
+    /// Properties a storage handler declares secret (a JDBC password): kept apart from
+    /// `parameters`, never shown (DESCRIBE and SHOW CREATE TABLE mask them), and handed only
+    /// to the handler's reader and writer.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub secrets: BTreeMap<String, String>,
 }
 
 impl Table {

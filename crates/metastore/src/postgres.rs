@@ -9,6 +9,7 @@ use serde::Serialize;
 use tokio::sync::Mutex;
 use tokio_postgres::{Client, IsolationLevel, NoTls, Transaction};
 
+use crate::journal::{Intent, IntentKind, IntentState};
 use crate::model::{partition_name, Database, Partition, Table};
 use crate::{Metastore, MetastoreError, Result};
 
@@ -20,6 +21,9 @@ const MIGRATIONS: &[&str] = &[
                                definition TEXT NOT NULL, PRIMARY KEY (db, name));
      CREATE TABLE apiary_partitions (db TEXT NOT NULL, tbl TEXT NOT NULL, name TEXT NOT NULL,
                                      definition TEXT NOT NULL, PRIMARY KEY (db, tbl, name));",
+    // 2: the intent journal of DDL with side effects in other systems.
+    "CREATE TABLE apiary_intents (id TEXT PRIMARY KEY, owner TEXT NOT NULL, db TEXT NOT NULL,
+                                  tbl TEXT NOT NULL, created BIGINT NOT NULL, definition TEXT NOT NULL);",
 ];
 
 /// Lock id that serialises schema migrations between servers.
@@ -147,6 +151,29 @@ async fn load_table(tx: &Transaction<'_>, db: &str, name: &str) -> Result<Option
     rows.first()
         .map(|r| from_json(&format!("table {db}.{name}"), r.get::<_, &str>(0)))
         .transpose()
+}
+
+async fn load_intent(tx: &Transaction<'_>, id: &str) -> Result<Intent> {
+    let rows = tx
+        .query(
+            "SELECT definition FROM apiary_intents WHERE id = $1",
+            &[&id],
+        )
+        .await?;
+    match rows.first() {
+        Some(r) => from_json(&format!("intent {id}"), r.get::<_, &str>(0)),
+        None => Err(MetastoreError::NoSuchObject(format!("intent {id}"))),
+    }
+}
+
+async fn save_intent(tx: &Transaction<'_>, intent: &Intent) -> Result<()> {
+    let def = to_json(intent)?;
+    tx.execute(
+        "UPDATE apiary_intents SET definition = $2 WHERE id = $1",
+        &[&intent.id, &def],
+    )
+    .await?;
+    Ok(())
 }
 
 async fn db_exists(tx: &Transaction<'_>, db: &str) -> Result<bool> {
@@ -482,5 +509,115 @@ impl Metastore for PostgresMetastore {
             })
         })
         .await
+    }
+
+    async fn record_intent(&self, intent: &Intent) -> Result<()> {
+        let intent = intent.clone();
+        let def = to_json(&intent)?;
+        self.write(move |tx| {
+            Box::pin(async move {
+                let (db, name) = (&intent.table.database, &intent.table.name);
+                let busy = tx
+                    .query(
+                        "SELECT id FROM apiary_intents WHERE db = $1 AND tbl = $2",
+                        &[db, name],
+                    )
+                    .await?;
+                if let Some(other) = busy.first() {
+                    return Err(MetastoreError::Conflict(format!(
+                        "table {db}.{name} is being changed by operation {}",
+                        other.get::<_, &str>(0)
+                    )));
+                }
+                if intent.kind == IntentKind::CreateTable {
+                    if !db_exists(tx, db).await? {
+                        return Err(MetastoreError::NoSuchObject(format!("Database {db}")));
+                    }
+                    if load_table(tx, db, name).await?.is_some() {
+                        return Err(MetastoreError::AlreadyExists(format!("Table {db}.{name}")));
+                    }
+                }
+                tx.execute(
+                    "INSERT INTO apiary_intents (id, owner, db, tbl, created, definition) VALUES ($1, $2, $3, $4, $5, $6)",
+                    &[&intent.id, &intent.owner, db, name, &intent.created, &def],
+                )
+                .await?;
+                Ok(())
+            })
+        })
+        .await
+    }
+
+    async fn commit_create_intent(&self, intent_id: &str) -> Result<()> {
+        let id = intent_id.to_string();
+        self.write(move |tx| {
+            Box::pin(async move {
+                let mut intent = load_intent(tx, &id).await?;
+                let t = &intent.table;
+                if load_table(tx, &t.database, &t.name).await?.is_some() {
+                    return Err(MetastoreError::AlreadyExists(format!(
+                        "Table {}",
+                        t.qualified_name()
+                    )));
+                }
+                let def = to_json(t)?;
+                tx.execute(
+                    "INSERT INTO apiary_tbls (db, name, definition) VALUES ($1, $2, $3)",
+                    &[&t.database, &t.name, &def],
+                )
+                .await?;
+                intent.state = IntentState::Committed;
+                save_intent(tx, &intent).await
+            })
+        })
+        .await
+    }
+
+    async fn commit_drop_intent(&self, intent_id: &str) -> Result<()> {
+        let id = intent_id.to_string();
+        self.write(move |tx| {
+            Box::pin(async move {
+                let mut intent = load_intent(tx, &id).await?;
+                let t = &intent.table;
+                tx.execute(
+                    "DELETE FROM apiary_tbls WHERE db = $1 AND name = $2",
+                    &[&t.database, &t.name],
+                )
+                .await?;
+                tx.execute(
+                    "DELETE FROM apiary_partitions WHERE db = $1 AND tbl = $2",
+                    &[&t.database, &t.name],
+                )
+                .await?;
+                intent.state = IntentState::Committed;
+                save_intent(tx, &intent).await
+            })
+        })
+        .await
+    }
+
+    async fn finish_intent(&self, intent_id: &str) -> Result<()> {
+        let id = intent_id.to_string();
+        self.write(move |tx| {
+            Box::pin(async move {
+                tx.execute("DELETE FROM apiary_intents WHERE id = $1", &[&id])
+                    .await?;
+                Ok(())
+            })
+        })
+        .await
+    }
+
+    async fn unfinished_intents(&self, owner: &str) -> Result<Vec<Intent>> {
+        let owner = owner.to_string();
+        let rows = self
+            .read_rows(
+                "SELECT definition FROM apiary_intents WHERE owner = $1 ORDER BY created, id",
+                &[&owner],
+            )
+            .await?;
+        rows.iter()
+            .map(|r| from_json("intent", r.get::<_, &str>(0)))
+            .collect()
     }
 }

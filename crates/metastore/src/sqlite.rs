@@ -11,6 +11,7 @@ use rusqlite::{params, Connection, OptionalExtension, Transaction, TransactionBe
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
+use crate::journal::{Intent, IntentKind, IntentState};
 use crate::model::{partition_name, Database, Partition, Table};
 use crate::{Metastore, MetastoreError, Result};
 
@@ -22,6 +23,9 @@ const MIGRATIONS: &[&str] = &[
                         definition TEXT NOT NULL, PRIMARY KEY (db, name));
      CREATE TABLE partitions (db TEXT NOT NULL, tbl TEXT NOT NULL, name TEXT NOT NULL,
                               definition TEXT NOT NULL, PRIMARY KEY (db, tbl, name));",
+    // 2: the intent journal of DDL with side effects in other systems.
+    "CREATE TABLE intents (id TEXT PRIMARY KEY, owner TEXT NOT NULL, db TEXT NOT NULL,
+                           tbl TEXT NOT NULL, created INTEGER NOT NULL, definition TEXT NOT NULL);",
 ];
 
 /// The metastore in a SQLite file.
@@ -141,6 +145,28 @@ fn load_table(conn: &Connection, db: &str, name: &str) -> Result<Option<Table>> 
         .optional()?;
     def.map(|d| from_json(&format!("table {db}.{name}"), &d))
         .transpose()
+}
+
+fn load_intent(conn: &Connection, id: &str) -> Result<Intent> {
+    let def: Option<String> = conn
+        .query_row(
+            "SELECT definition FROM intents WHERE id = ?1",
+            params![id],
+            |r| r.get(0),
+        )
+        .optional()?;
+    match def {
+        Some(d) => from_json(&format!("intent {id}"), &d),
+        None => Err(MetastoreError::NoSuchObject(format!("intent {id}"))),
+    }
+}
+
+fn save_intent(conn: &Connection, intent: &Intent) -> Result<()> {
+    conn.execute(
+        "UPDATE intents SET definition = ?2 WHERE id = ?1",
+        params![intent.id, to_json(intent)?],
+    )?;
+    Ok(())
 }
 
 fn db_exists(conn: &Connection, db: &str) -> Result<bool> {
@@ -442,6 +468,103 @@ impl Metastore for SqliteMetastore {
         })
         .await
     }
+
+    async fn record_intent(&self, intent: &Intent) -> Result<()> {
+        let intent = intent.clone();
+        let def = to_json(&intent)?;
+        self.write(move |tx| {
+            let (db, name) = (&intent.table.database, &intent.table.name);
+            let busy: Option<String> = tx
+                .query_row(
+                    "SELECT id FROM intents WHERE db = ?1 AND tbl = ?2",
+                    params![db, name],
+                    |r| r.get(0),
+                )
+                .optional()?;
+            if let Some(other) = busy {
+                return Err(MetastoreError::Conflict(format!(
+                    "table {db}.{name} is being changed by operation {other}"
+                )));
+            }
+            if intent.kind == IntentKind::CreateTable {
+                if !db_exists(tx, db)? {
+                    return Err(MetastoreError::NoSuchObject(format!("Database {db}")));
+                }
+                if load_table(tx, db, name)?.is_some() {
+                    return Err(MetastoreError::AlreadyExists(format!("Table {db}.{name}")));
+                }
+            }
+            tx.execute(
+                "INSERT INTO intents (id, owner, db, tbl, created, definition) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                params![intent.id, intent.owner, db, name, intent.created, def],
+            )?;
+            Ok(())
+        })
+        .await
+    }
+
+    async fn commit_create_intent(&self, intent_id: &str) -> Result<()> {
+        let id = intent_id.to_string();
+        self.write(move |tx| {
+            let mut intent = load_intent(tx, &id)?;
+            let t = &intent.table;
+            if load_table(tx, &t.database, &t.name)?.is_some() {
+                return Err(MetastoreError::AlreadyExists(format!(
+                    "Table {}",
+                    t.qualified_name()
+                )));
+            }
+            tx.execute(
+                "INSERT INTO tbls (db, name, definition) VALUES (?1, ?2, ?3)",
+                params![t.database, t.name, to_json(t)?],
+            )?;
+            intent.state = IntentState::Committed;
+            save_intent(tx, &intent)
+        })
+        .await
+    }
+
+    async fn commit_drop_intent(&self, intent_id: &str) -> Result<()> {
+        let id = intent_id.to_string();
+        self.write(move |tx| {
+            let mut intent = load_intent(tx, &id)?;
+            let t = &intent.table;
+            tx.execute(
+                "DELETE FROM tbls WHERE db = ?1 AND name = ?2",
+                params![t.database, t.name],
+            )?;
+            tx.execute(
+                "DELETE FROM partitions WHERE db = ?1 AND tbl = ?2",
+                params![t.database, t.name],
+            )?;
+            intent.state = IntentState::Committed;
+            save_intent(tx, &intent)
+        })
+        .await
+    }
+
+    async fn finish_intent(&self, intent_id: &str) -> Result<()> {
+        let id = intent_id.to_string();
+        self.write(move |tx| {
+            tx.execute("DELETE FROM intents WHERE id = ?1", params![id])?;
+            Ok(())
+        })
+        .await
+    }
+
+    async fn unfinished_intents(&self, owner: &str) -> Result<Vec<Intent>> {
+        let owner = owner.to_string();
+        self.read(move |c| {
+            let mut st = c.prepare_cached(
+                "SELECT definition FROM intents WHERE owner = ?1 ORDER BY created, id",
+            )?;
+            let defs = st
+                .query_map(params![owner], |r| r.get::<_, String>(0))?
+                .collect::<rusqlite::Result<Vec<String>>>()?;
+            defs.iter().map(|d| from_json("intent", d)).collect()
+        })
+        .await
+    }
 }
 
 #[cfg(test)]
@@ -485,6 +608,7 @@ mod tests {
             parameters: BTreeMap::new(),
             view_text: None,
             view_database: None,
+            secrets: Default::default(),
         }
     }
 

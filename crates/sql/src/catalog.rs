@@ -6,6 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use apiary_metastore::Metastore;
+use apiary_storage::handler::Registry;
 use apiary_storage::NativeTable;
 use async_trait::async_trait;
 use datafusion::catalog::{CatalogProvider, SchemaProvider};
@@ -24,14 +25,16 @@ struct Names {
 #[derive(Debug)]
 pub struct HiveCatalog {
     metastore: Arc<dyn Metastore>,
+    handlers: Arc<Registry>,
     names: Arc<RwLock<Names>>,
 }
 
 impl HiveCatalog {
-    /// A catalog over `metastore`.
-    pub fn new(metastore: Arc<dyn Metastore>) -> Self {
+    /// A catalog over `metastore`, reading non-native tables through `handlers`.
+    pub fn new(metastore: Arc<dyn Metastore>, handlers: Arc<Registry>) -> Self {
         Self {
             metastore,
+            handlers,
             names: Arc::default(),
         }
     }
@@ -70,6 +73,7 @@ impl CatalogProvider for HiveCatalog {
         Some(Arc::new(HiveSchema {
             db: name.to_lowercase(),
             metastore: self.metastore.clone(),
+            handlers: self.handlers.clone(),
             names: self.names.clone(),
         }))
     }
@@ -80,6 +84,7 @@ impl CatalogProvider for HiveCatalog {
 pub struct HiveSchema {
     db: String,
     metastore: Arc<dyn Metastore>,
+    handlers: Arc<Registry>,
     names: Arc<RwLock<Names>>,
 }
 
@@ -96,6 +101,7 @@ impl HiveSchema {
             crate::session::CATALOG.to_string(),
             Arc::new(HiveCatalog {
                 metastore: self.metastore.clone(),
+                handlers: self.handlers.clone(),
                 names: self.names.clone(),
             }),
         );
@@ -181,11 +187,19 @@ impl SchemaProvider for HiveSchema {
         if table.is_view() {
             return Ok(Some(self.view(&table).await?));
         }
-        if let Some(handler) = table.storage_handler() {
-            return Err(DataFusionError::NotImplemented(format!(
-                "table {} is stored by {handler}; storage handlers are not available yet",
-                table.qualified_name()
-            )));
+        if let Some(class) = table.storage_handler() {
+            let handler = self.handlers.resolve(class).ok_or_else(|| {
+                DataFusionError::Plan(format!(
+                    "Error in loading storage handler.{class} (table {})",
+                    table.qualified_name()
+                ))
+            })?;
+            let job = handler.job_properties(&table);
+            let provider = handler
+                .table_provider(&table, job)
+                .await
+                .map_err(|e| DataFusionError::External(Box::new(e)))?;
+            return Ok(Some(provider));
         }
         let partitions = if table.partition_keys.is_empty() {
             vec![]

@@ -8,6 +8,7 @@ use apiary_metastore::{
     Column, Database, Partition, SerDeInfo, SortColumn, StorageDescriptor, Table, TableType,
 };
 use apiary_storage::format::NativeFormat;
+use apiary_storage::handler::AlterOp;
 use apiary_storage::write::{self, InsertSpec};
 use arrow::array::{ArrayRef, RecordBatch, StringArray};
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
@@ -204,9 +205,9 @@ impl SqlSession {
                         "InvalidOperationException(message:Database {name} is not empty. One or more tables exist.)"
                     )));
                 }
+                // Each table as DROP TABLE would: non-native ones through their hooks.
                 for t in tables {
-                    self.drop_table_data(&t).await?;
-                    self.metastore().drop_table(&t.database, &t.name).await?;
+                    self.drop_one(&t).await?;
                 }
                 self.metastore().drop_database(&name).await?;
                 // Only an emptied folder goes: a LOCATION may hold files that are not ours.
@@ -328,6 +329,7 @@ impl SqlSession {
                     parameters,
                     view_text: Some(query),
                     view_database: Some(self.database().to_string()),
+                    secrets: Default::default(),
                 };
                 match existing {
                     Some(_) => self.metastore().alter_table(&db, &vname, &view).await?,
@@ -358,14 +360,17 @@ impl SqlSession {
                         "[Error 10134]: To drop a view you need to use DROP VIEW: {db}.{t}"
                     )));
                 }
-                // The catalog row goes first: a crash after it leaves unreferenced files in
-                // the warehouse, never a table whose data is half gone.
-                self.metastore().drop_table(&db, &t).await?;
-                self.drop_table_data(&table).await?;
+                self.drop_one(&table).await?;
                 Ok(Prepared::Done)
             }
             HiveStatement::Truncate { name, partition } => {
                 let table = self.require_table(&name).await?;
+                if table.storage_handler().is_some() {
+                    return Err(SqlError::Semantic(format!(
+                        "[Error 10147]: Cannot truncate non-native table {}.",
+                        table.name
+                    )));
+                }
                 if table.table_type != TableType::Managed {
                     return Err(SqlError::Semantic(format!(
                         "[Error 10146]: Cannot truncate non-managed table {}.",
@@ -404,11 +409,11 @@ impl SqlSession {
                 column,
                 partition: _,
             } => {
-                let table = self.require_table(&name).await?;
+                let table = crate::nonnative::for_display(self.require_table(&name).await?);
                 describe(&table, extended, formatted, column.as_deref())
             }
             HiveStatement::ShowCreateTable(name) => {
-                let table = self.require_table(&name).await?;
+                let table = crate::nonnative::for_display(self.require_table(&name).await?);
                 if table.is_view() {
                     return Ok(string_rows(
                         "createtab_stmt",
@@ -427,7 +432,7 @@ impl SqlSession {
                 ))
             }
             HiveStatement::ShowTblProperties(name, key) => {
-                let table = self.require_table(&name).await?;
+                let table = crate::nonnative::for_display(self.require_table(&name).await?);
                 match key {
                     Some(k) => {
                         let v = table.parameters.get(&k).cloned().unwrap_or_else(|| {
@@ -522,9 +527,129 @@ impl SqlSession {
         }
     }
 
+    /// Drops one table or view. Native: the catalog row goes first (a crash after it leaves
+    /// unreferenced files in the warehouse, never a table whose data is half gone), then a
+    /// managed table's files. Non-native: through the handler's hooks and the journal.
+    async fn drop_one(&self, table: &Table) -> Result<(), SqlError> {
+        if let Some(handler) = crate::nonnative::handler_of(self.handlers(), table)? {
+            let metastore = self.metastore().clone();
+            return crate::nonnative::drop(
+                metastore.as_ref(),
+                handler.as_ref(),
+                self.owner(),
+                table,
+            )
+            .await;
+        }
+        self.metastore()
+            .drop_table(&table.database, &table.name)
+            .await?;
+        self.drop_table_data(table).await
+    }
+
     async fn drop_table_data(&self, table: &Table) -> Result<(), SqlError> {
         remove_managed_data(table);
         Ok(())
+    }
+
+    /// CREATE [EXTERNAL] TABLE .. STORED BY: the handler's object and the catalog entry
+    /// together, through the intent journal.
+    async fn create_nonnative(
+        &mut self,
+        ct: &CreateTable,
+        db: String,
+        tname: String,
+    ) -> Result<Prepared, SqlError> {
+        let name = ct.stored_by.as_deref().unwrap_or_default();
+        let handler = crate::nonnative::resolve(self.handlers(), name)?;
+        let class = handler.class_name();
+        let caps = handler.capabilities();
+        if ct.as_select.is_some() || ct.like.is_some() {
+            return Err(SqlError::Semantic(format!(
+                "CREATE TABLE .. {} cannot be used with a table stored by {class}",
+                if ct.like.is_some() {
+                    "LIKE"
+                } else {
+                    "AS SELECT"
+                }
+            )));
+        }
+        if !ct.partitioned_by.is_empty() {
+            return Err(SqlError::Semantic(format!(
+                "PARTITIONED BY cannot be used with a table stored by {class}"
+            )));
+        }
+        if ct.location.is_some() && !caps.location {
+            return Err(SqlError::Semantic(format!(
+                "LOCATION may not be specified for a table stored by {class}"
+            )));
+        }
+        if ct.external && !caps.external {
+            return Err(SqlError::Semantic(format!(
+                "{class} does not support EXTERNAL tables"
+            )));
+        }
+        if !ct.external && !caps.managed {
+            return Err(SqlError::Semantic(format!(
+                "{class} supports only EXTERNAL tables: use CREATE EXTERNAL TABLE"
+            )));
+        }
+        let columns = to_columns(&ct.columns);
+        if columns.is_empty() {
+            return Err(SqlError::Semantic(
+                "[Error 10043]: Either list of columns or a custom serializer should be specified"
+                    .into(),
+            ));
+        }
+        check_duplicates(&columns)?;
+        let mut serde_params = ct.handler_serde_props.clone();
+        serde_params
+            .entry("serialization.format".into())
+            .or_insert_with(|| "1".into());
+        let mut parameters = ct.tblproperties.clone();
+        if let Some(c) = &ct.comment {
+            parameters.insert("comment".into(), c.clone());
+        }
+        parameters.insert("storage_handler".into(), class.to_string());
+        if ct.external {
+            parameters.insert("EXTERNAL".into(), "TRUE".into());
+        }
+        parameters.insert("transient_lastDdlTime".into(), now().to_string());
+        let mut table = Table {
+            database: db,
+            name: tname,
+            owner: self.user().to_string(),
+            create_time: now(),
+            table_type: if ct.external {
+                TableType::External
+            } else {
+                TableType::Managed
+            },
+            sd: StorageDescriptor {
+                columns,
+                location: ct.location.clone(),
+                input_format: None,
+                output_format: None,
+                serde: SerDeInfo {
+                    library: handler.serde_class().to_string(),
+                    parameters: serde_params,
+                },
+                compressed: false,
+                num_buckets: ct.buckets.unwrap_or(-1),
+                bucket_columns: ct.clustered_by.clone(),
+                sort_columns: vec![],
+            },
+            partition_keys: vec![],
+            parameters,
+            view_text: None,
+            view_database: None,
+            secrets: Default::default(),
+        };
+        crate::nonnative::separate_secrets(handler.as_ref(), &mut table);
+        let metastore = self.metastore().clone();
+        crate::nonnative::create(metastore.as_ref(), handler.as_ref(), self.owner(), &table)
+            .await?;
+        Ok(Prepared::Done)
     }
 
     async fn create_table(&mut self, ct: CreateTable) -> Result<Prepared, SqlError> {
@@ -548,9 +673,7 @@ impl SqlSession {
                     "[Error 10060]: STORED BY cannot be used with ROW FORMAT or STORED AS".into(),
                 ));
             }
-            return Err(SqlError::Unsupported(
-                "STORED BY: storage handlers are not available yet".into(),
-            ));
+            return self.create_nonnative(&ct, db, tname).await;
         }
         let mut table = if let Some(like) = &ct.like {
             let src = self.require_table(like).await?;
@@ -675,6 +798,7 @@ impl SqlSession {
                 parameters: BTreeMap::new(),
                 view_text: None,
                 view_database: None,
+                secrets: Default::default(),
             }
         };
         table.database = db.clone();
@@ -744,6 +868,27 @@ impl SqlSession {
     ) -> Result<Prepared, SqlError> {
         let table = self.require_table(name).await?;
         let mut t = table.clone();
+        // A non-native table allows only what its handler declares (Hive's rule).
+        let handler = crate::nonnative::handler_of(self.handlers(), &table)?;
+        let alter_op = match &action {
+            AlterTable::SetProperties(p)
+                if !p.contains_key("EXTERNAL") && !p.contains_key("storage_handler") =>
+            {
+                Some(AlterOp::AddProps)
+            }
+            AlterTable::UnsetProperties(keys, _)
+                if !keys
+                    .iter()
+                    .any(|k| k == "EXTERNAL" || k == "storage_handler") =>
+            {
+                Some(AlterOp::DropProps)
+            }
+            AlterTable::AddColumns(_) => Some(AlterOp::AddCols),
+            _ => None,
+        };
+        if let Some(h) = &handler {
+            crate::nonnative::check_alter(h.as_ref(), &table, None, alter_op).await?;
+        }
         match action {
             AlterTable::Rename(to) => {
                 let (db, n) = self.qualify(&to);
@@ -909,6 +1054,10 @@ impl SqlSession {
         }
         t.parameters
             .insert("transient_lastDdlTime".into(), now().to_string());
+        if let Some(h) = &handler {
+            crate::nonnative::separate_secrets(h.as_ref(), &mut t);
+            crate::nonnative::check_alter(h.as_ref(), &table, Some(&t), alter_op).await?;
+        }
         self.metastore()
             .alter_table(&table.database, &table.name, &t)
             .await?;
@@ -1060,10 +1209,51 @@ impl SqlSession {
                 table.qualified_name()
             )));
         }
-        if table.storage_handler().is_some() {
-            return Err(SqlError::Unsupported(
-                "INSERT into a non-native table: storage handlers are not available yet".into(),
-            ));
+        if let Some(handler) = crate::nonnative::handler_of(self.handlers(), table)? {
+            if partition.is_some() {
+                return Err(SqlError::Semantic(format!(
+                    "[Error 10035]: Table is not partitioned but partition spec exists: {}",
+                    table.qualified_name()
+                )));
+            }
+            let caps = handler.capabilities();
+            if !(if overwrite {
+                caps.overwrite
+            } else {
+                caps.insert
+            }) {
+                return Err(SqlError::Semantic(format!(
+                    "INSERT {} is not supported for a table stored by {}",
+                    if overwrite { "OVERWRITE" } else { "INTO" },
+                    handler.class_name()
+                )));
+            }
+            let mut plan = self.plan_query(query).await?;
+            if !columns.is_empty() {
+                plan = self.reorder_columns(plan, table, columns, 0)?;
+            }
+            let got = plan.schema().fields().len();
+            let want = table.sd.columns.len();
+            if got != want {
+                return Err(SqlError::Semantic(format!(
+                    "[Error 10044]: Line 1:12 Cannot insert into target table because column number/types are different '{}': Table insclause-0 has {want} columns, but query has {got} columns.",
+                    table.name
+                )));
+            }
+            let ctx = self.context().clone();
+            let table = table.clone();
+            return Ok(crate::session::Task(Box::pin(async move {
+                let stream = crate::session::execute(&ctx, plan).await?;
+                let job = handler.job_properties(&table);
+                let rows = handler
+                    .insert(&table, job, stream, overwrite)
+                    .await
+                    .map_err(|e| {
+                        SqlError::Execution(format!("org.apache.hadoop.hive.ql.exec.MoveTask. {e}"))
+                    })?;
+                tracing::info!(table = %table.qualified_name(), rows, overwrite, "insert into a non-native table committed");
+                Ok(())
+            })));
         }
         let spec: Vec<Option<String>> = match (&partition, table.partition_keys.is_empty()) {
             (None, true) => vec![],

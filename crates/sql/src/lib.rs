@@ -9,6 +9,7 @@ pub mod error;
 pub mod functions;
 mod hive;
 pub mod metadata;
+mod nonnative;
 pub mod pattern;
 pub mod render;
 mod rewrite;

@@ -10,6 +10,7 @@ use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use std::path::{Path, PathBuf};
 
 use apiary_metastore::{Database, Metastore};
+use apiary_storage::handler::Registry;
 use datafusion::catalog::{CatalogProviderList, MemoryCatalogProviderList};
 use datafusion::execution::runtime_env::RuntimeEnv;
 use datafusion::execution::session_state::SessionStateBuilder;
@@ -34,6 +35,8 @@ pub const DEFAULT_DATABASE: &str = "default";
 /// Shared state of the SQL layer: the catalog and the execution runtime.
 #[derive(Debug)]
 pub struct Engine {
+    handlers: Arc<Registry>,
+    owner: String,
     catalogs: Arc<MemoryCatalogProviderList>,
     catalog: Arc<HiveCatalog>,
     metastore: Arc<dyn Metastore>,
@@ -89,11 +92,22 @@ impl Engine {
             }
         }
         recover_interrupted_inserts(metastore.as_ref()).await?;
+        let handlers = Arc::new(Registry::with_builtin());
+        // Whose journal entries this server finishes at start-up: its own (see
+        // crate::nonnative::recover), named by configuration or by its warehouse.
+        let owner = defaults
+            .get("apiary.server.id")
+            .filter(|v| !v.is_empty())
+            .cloned()
+            .unwrap_or_else(|| warehouse.display().to_string());
+        crate::nonnative::recover(metastore.as_ref(), &handlers, &owner).await;
         let catalogs = Arc::new(MemoryCatalogProviderList::new());
-        let catalog = Arc::new(HiveCatalog::new(metastore.clone()));
+        let catalog = Arc::new(HiveCatalog::new(metastore.clone(), handlers.clone()));
         catalog.refresh().await?;
         catalogs.register_catalog(CATALOG.to_string(), catalog.clone());
         Ok(Self {
+            handlers,
+            owner,
             catalogs,
             catalog,
             metastore,
@@ -132,6 +146,8 @@ impl Engine {
         let ctx = SessionContext::new_with_state(state);
         crate::functions::register(&ctx);
         let mut session = SqlSession {
+            handlers: self.handlers.clone(),
+            owner: self.owner.clone(),
             ctx,
             catalog: self.catalog.clone(),
             metastore: self.metastore.clone(),
@@ -240,6 +256,8 @@ impl std::future::Future for Task {
 /// One client's SQL session: current database, Hive configuration and variables, and the
 /// DataFusion context it plans with.
 pub struct SqlSession {
+    handlers: Arc<Registry>,
+    owner: String,
     ctx: SessionContext,
     catalog: Arc<HiveCatalog>,
     metastore: Arc<dyn Metastore>,
@@ -261,6 +279,16 @@ impl std::fmt::Debug for SqlSession {
 }
 
 impl SqlSession {
+    /// The storage handlers this server knows.
+    pub fn handlers(&self) -> &Arc<Registry> {
+        &self.handlers
+    }
+
+    /// This server's name in the intent journal.
+    pub fn owner(&self) -> &str {
+        &self.owner
+    }
+
     /// The session's user.
     pub fn user(&self) -> &str {
         &self.user

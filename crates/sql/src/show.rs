@@ -62,6 +62,7 @@ pub fn show_create_table(t: &Table) -> String {
         s.push_str(&format!("INTO {} BUCKETS\n", t.sd.num_buckets));
     }
     if let Some(handler) = t.storage_handler() {
+        s.push_str(&format!("ROW FORMAT SERDE \n  '{}' \n", t.sd.serde.library));
         s.push_str(&format!("STORED BY \n  '{}' \n", quote(handler)));
         if !t.sd.serde.parameters.is_empty() {
             s.push_str("WITH SERDEPROPERTIES ( \n");

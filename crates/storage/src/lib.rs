@@ -6,6 +6,8 @@
 mod constants;
 mod error;
 pub mod format;
+pub mod handler;
+pub mod jdbc;
 pub mod native;
 pub mod text;
 pub mod types;

@@ -1,0 +1,286 @@
+//! DDL on non-native tables (`STORED BY`), kept consistent with the handler's system across
+//! crashes by the metastore's intent journal.
+//!
+//! CREATE: record the intent (Pending) → the hook creates (managed) or checks (external) the
+//! object, tagged with the intent id → one metastore transaction adds the table and marks the
+//! intent Committed → the commit hook → the intent is removed.
+//! DROP: record the intent → the pre-drop hook → one transaction removes the table and marks
+//! the intent Committed → the hook deletes the object (managed; already gone counts as done)
+//! → the intent is removed.
+//! At start-up [`recover`] finishes Committed intents and undoes Pending ones; undoing deletes
+//! an object only when its tag names the intent. Fail points sit between the steps.
+
+use std::sync::Arc;
+
+use apiary_metastore::{Intent, IntentKind, IntentState, Metastore, Table};
+use apiary_storage::handler::{
+    AlterOp, HandlerError, MetaHook, ObjectState, OpTag, Registry, StorageHandler,
+};
+
+use crate::error::SqlError;
+use crate::hive::failpoint;
+
+/// A handler error as the DDL task reports it.
+pub(crate) fn ddl_error(e: HandlerError) -> SqlError {
+    SqlError::Ddl(format!("MetaException(message:{e})"))
+}
+
+/// The handler named in `STORED BY`, or Hive's error listing the registered ones.
+pub(crate) fn resolve(
+    handlers: &Registry,
+    name: &str,
+) -> Result<Arc<dyn StorageHandler>, SqlError> {
+    handlers.resolve(name).ok_or_else(|| {
+        SqlError::Semantic(format!(
+            "The storage handler specified in the STORED BY clause is not recognized: '{name}'. Registered storage handlers: {}",
+            handlers.names().join(", ")
+        ))
+    })
+}
+
+/// The handler of a non-native table.
+pub(crate) fn handler_of(
+    handlers: &Registry,
+    table: &Table,
+) -> Result<Option<Arc<dyn StorageHandler>>, SqlError> {
+    match table.storage_handler() {
+        None => Ok(None),
+        Some(class) => handlers.resolve(class).map(Some).ok_or_else(|| {
+            SqlError::Ddl(format!(
+                "Error in loading storage handler.{class} (table {})",
+                table.qualified_name()
+            ))
+        }),
+    }
+}
+
+/// Moves the handler's secret properties out of the visible parameters.
+pub(crate) fn separate_secrets(handler: &dyn StorageHandler, table: &mut Table) {
+    for key in handler.secret_keys() {
+        if let Some(v) = table.parameters.remove(*key) {
+            table.secrets.insert((*key).to_string(), v);
+        }
+    }
+}
+
+fn new_intent(owner: &str, kind: IntentKind, table: &Table, delete_data: bool) -> Intent {
+    Intent {
+        id: uuid::Uuid::new_v4().to_string(),
+        owner: owner.to_string(),
+        kind,
+        state: IntentState::Pending,
+        table: table.clone(),
+        delete_data,
+        created: chrono::Utc::now().timestamp(),
+    }
+}
+
+/// Creates a non-native table: the handler's object and the catalog entry, or neither.
+pub(crate) async fn create(
+    metastore: &dyn Metastore,
+    handler: &dyn StorageHandler,
+    owner: &str,
+    table: &Table,
+) -> Result<(), SqlError> {
+    handler.validate(table).map_err(ddl_error)?;
+    let intent = new_intent(owner, IntentKind::CreateTable, table, false);
+    let op = OpTag {
+        id: intent.id.clone(),
+    };
+    metastore.record_intent(&intent).await?;
+    failpoint("create.after_intent").await?;
+    let hook = handler.meta_hook();
+    if let Some(h) = hook {
+        if let Err(e) = h.pre_create_table(table, &op).await {
+            return Err(undo_create(metastore, hook, table, &op, ddl_error(e)).await);
+        }
+    }
+    if let Err(e) = failpoint("create.after_object").await {
+        return Err(undo_create(metastore, hook, table, &op, e).await);
+    }
+    if let Err(e) = metastore.commit_create_intent(&intent.id).await {
+        return Err(undo_create(metastore, hook, table, &op, e.into()).await);
+    }
+    failpoint("create.after_catalog").await?;
+    if let Some(h) = hook {
+        if let Err(e) = h.commit_create_table(table, &op).await {
+            // The table exists on both sides; the intent stays so start-up repeats the hook.
+            tracing::warn!(error = %e, "commit hook of CREATE failed; recovery will retry");
+            return Ok(());
+        }
+    }
+    failpoint("create.after_commit_hook").await?;
+    metastore.finish_intent(&intent.id).await?;
+    Ok(())
+}
+
+/// Undoes what a failed CREATE did; if that fails too, the intent stays and start-up
+/// recovery tries again. Returns `cause`.
+async fn undo_create(
+    metastore: &dyn Metastore,
+    hook: Option<&dyn MetaHook>,
+    table: &Table,
+    op: &OpTag,
+    cause: SqlError,
+) -> SqlError {
+    let undone = match hook {
+        Some(h) => h.rollback_create_table(table, op).await,
+        None => Ok(()),
+    };
+    match undone {
+        Ok(()) => {
+            if let Err(e) = metastore.finish_intent(&op.id).await {
+                tracing::warn!(error = %e, "cannot remove a finished intent");
+            }
+        }
+        Err(e) => {
+            tracing::warn!(error = %e, intent = %op.id, "rollback of CREATE failed; recovery will retry")
+        }
+    }
+    cause
+}
+
+/// Drops a non-native table: the catalog entry, and for a managed table the handler's
+/// object.
+pub(crate) async fn drop(
+    metastore: &dyn Metastore,
+    handler: &dyn StorageHandler,
+    owner: &str,
+    table: &Table,
+) -> Result<(), SqlError> {
+    let delete_data = table.table_type == apiary_metastore::TableType::Managed;
+    let intent = new_intent(owner, IntentKind::DropTable, table, delete_data);
+    metastore.record_intent(&intent).await?;
+    failpoint("drop.after_intent").await?;
+    let hook = handler.meta_hook();
+    if let Some(h) = hook {
+        if let Err(e) = h.pre_drop_table(table).await {
+            metastore.finish_intent(&intent.id).await?;
+            return Err(ddl_error(e));
+        }
+    }
+    if let Err(e) = metastore.commit_drop_intent(&intent.id).await {
+        if let Some(h) = hook {
+            let _ = h.rollback_drop_table(table).await;
+        }
+        metastore.finish_intent(&intent.id).await?;
+        return Err(e.into());
+    }
+    failpoint("drop.after_catalog").await?;
+    if let Some(h) = hook {
+        if let Err(e) = h.commit_drop_table(table, delete_data).await {
+            return Err(SqlError::Ddl(format!(
+                "MetaException(message:table {} was dropped, but removing its object failed and will be retried at start-up: {e})",
+                table.qualified_name()
+            )));
+        }
+    }
+    failpoint("drop.after_object").await?;
+    metastore.finish_intent(&intent.id).await?;
+    Ok(())
+}
+
+/// ALTER TABLE on a non-native table: only what its handler allows (Hive's rule), and the
+/// handler's alter hook runs before the catalog changes.
+pub(crate) async fn check_alter(
+    handler: &dyn StorageHandler,
+    old: &Table,
+    new: Option<&Table>,
+    op: Option<AlterOp>,
+) -> Result<(), SqlError> {
+    let allowed = handler.capabilities().alter;
+    let Some(op) = op.filter(|o| allowed.contains(o)) else {
+        let list: Vec<String> = allowed.iter().map(ToString::to_string).collect();
+        return Err(SqlError::Semantic(format!(
+            "[Error 10134]: ALTER TABLE can only be used for [{}] to a non-native table  {}",
+            list.join(", "),
+            old.name
+        )));
+    };
+    if let (Some(h), Some(new)) = (handler.meta_hook(), new) {
+        h.pre_alter_table(old, new, op).await.map_err(ddl_error)?;
+    }
+    Ok(())
+}
+
+/// Finishes or undoes the DDL this server (`owner`) had under way when it stopped. An intent
+/// that cannot be settled now (its system unreachable) stays for the next start.
+pub async fn recover(metastore: &dyn Metastore, handlers: &Registry, owner: &str) {
+    let intents = match metastore.unfinished_intents(owner).await {
+        Ok(i) => i,
+        Err(e) => {
+            tracing::warn!(error = %e, "cannot read the intent journal");
+            return;
+        }
+    };
+    for intent in intents {
+        let table = &intent.table;
+        let handler = match handler_of(handlers, table) {
+            Ok(Some(h)) => h,
+            _ => {
+                tracing::warn!(intent = %intent.id, table = %table.qualified_name(), "no handler for an unfinished intent; left in the journal");
+                continue;
+            }
+        };
+        let op = OpTag {
+            id: intent.id.clone(),
+        };
+        let settled = settle(handler.meta_hook(), &intent, &op).await;
+        match settled {
+            Ok(what) => {
+                tracing::info!(intent = %intent.id, table = %table.qualified_name(), kind = ?intent.kind, state = ?intent.state, what, "recovered an interrupted DDL");
+                if let Err(e) = metastore.finish_intent(&intent.id).await {
+                    tracing::warn!(error = %e, "cannot remove a recovered intent");
+                }
+            }
+            Err(e) => {
+                tracing::warn!(intent = %intent.id, table = %table.qualified_name(), error = %e, "cannot recover an interrupted DDL now; left in the journal")
+            }
+        }
+    }
+}
+
+async fn settle(
+    hook: Option<&dyn MetaHook>,
+    intent: &Intent,
+    op: &OpTag,
+) -> Result<&'static str, HandlerError> {
+    let Some(h) = hook else {
+        return Ok("no hook");
+    };
+    let t = &intent.table;
+    Ok(match (intent.kind, intent.state) {
+        (IntentKind::CreateTable, IntentState::Pending) => {
+            if h.object_state(t, op).await? == ObjectState::CreatedBy {
+                h.rollback_create_table(t, op).await?;
+                "create undone: removed the object it had made"
+            } else {
+                "create undone: nothing of it remained"
+            }
+        }
+        (IntentKind::CreateTable, IntentState::Committed) => {
+            h.commit_create_table(t, op).await?;
+            "create finished"
+        }
+        (IntentKind::DropTable, IntentState::Pending) => {
+            h.rollback_drop_table(t).await?;
+            "drop undone: the table is still there"
+        }
+        (IntentKind::DropTable, IntentState::Committed) => {
+            h.commit_drop_table(t, intent.delete_data).await?;
+            "drop finished"
+        }
+    })
+}
+
+/// A table as DESCRIBE, SHOW CREATE TABLE and SHOW TBLPROPERTIES show it: secrets among the
+/// properties, masked.
+pub(crate) fn for_display(mut table: Table) -> Table {
+    for k in std::mem::take(&mut table.secrets).into_keys() {
+        table.parameters.insert(k, MASK.into());
+    }
+    table
+}
+
+/// What a secret property shows.
+pub(crate) const MASK: &str = "******";

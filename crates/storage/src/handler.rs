@@ -1,0 +1,273 @@
+//! The storage-handler contract: tables whose data another system owns (`STORED BY`).
+//!
+//! A [`StorageHandler`] gives a table its reader and writer (a DataFusion `TableProvider`
+//! with pushdown, and an insert with append or overwrite), an optional [`MetaHook`] that keeps
+//! the other system in step with the catalog, the job properties its reader and writer see,
+//! which properties are secrets, and what it supports. Every method has a default meaning
+//! "not supported". A [`Registry`] finds handlers by Hive class name or short name; adding a
+//! handler is one module and one line in [`Registry::with_builtin`].
+//!
+//! Consistency with the catalog: DDL calls the hook inside an intent-journal protocol (see
+//! docs/storage-handlers.md). A hook creates objects tagged with the operation id
+//! ([`OpTag`]), so recovery can tell an object this operation made from one that was there
+//! before, and never deletes the latter.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::sync::Arc;
+
+use apiary_metastore::Table;
+use async_trait::async_trait;
+use datafusion::catalog::TableProvider;
+use datafusion::physical_plan::SendableRecordBatchStream;
+
+/// Error of a handler or its hook.
+#[derive(Debug, thiserror::Error)]
+pub enum HandlerError {
+    /// The table definition is wrong for this handler (missing or bad property, columns
+    /// that do not match the remote object): the DDL is refused, nothing changed.
+    #[error("{0}")]
+    Definition(String),
+    /// The other system failed or could not be reached.
+    #[error("{0}")]
+    Remote(String),
+    /// The handler does not do this.
+    #[error("{0}")]
+    Unsupported(String),
+}
+
+/// Result of a handler call.
+pub type HandlerResult<T> = Result<T, HandlerError>;
+
+/// The operation a hook call belongs to: objects created are tagged with `id`.
+#[derive(Debug, Clone)]
+pub struct OpTag {
+    /// The intent id.
+    pub id: String,
+}
+
+/// What the handler's system holds for a table, as recovery asks it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ObjectState {
+    /// No object.
+    Absent,
+    /// An object created by the operation asked about.
+    CreatedBy,
+    /// An object not created by that operation (it was there before, or another made it).
+    Other,
+}
+
+/// ALTER TABLE operations, in Hive's names, that a handler may allow on its tables.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AlterOp {
+    /// SET TBLPROPERTIES.
+    AddProps,
+    /// UNSET TBLPROPERTIES.
+    DropProps,
+    /// ADD COLUMNS.
+    AddCols,
+}
+
+impl fmt::Display for AlterOp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            AlterOp::AddProps => "ADDPROPS",
+            AlterOp::DropProps => "DROPPROPS",
+            AlterOp::AddCols => "ADDCOLS",
+        })
+    }
+}
+
+/// What a handler supports, for planning and DDL checks.
+#[derive(Debug, Clone)]
+pub struct Capabilities {
+    /// Managed tables (the handler creates and drops the object).
+    pub managed: bool,
+    /// External tables (the object exists; the handler checks it).
+    pub external: bool,
+    /// INSERT INTO.
+    pub insert: bool,
+    /// INSERT OVERWRITE.
+    pub overwrite: bool,
+    /// ALTER TABLE operations allowed.
+    pub alter: Vec<AlterOp>,
+    /// Whether LOCATION is meaningful for its tables.
+    pub location: bool,
+}
+
+impl Default for Capabilities {
+    fn default() -> Self {
+        Self {
+            managed: false,
+            external: false,
+            insert: false,
+            overwrite: false,
+            alter: vec![AlterOp::AddProps, AlterOp::DropProps],
+            location: false,
+        }
+    }
+}
+
+/// Properties handed to a table's reader and writer (Hive's
+/// `configureTableJobProperties`): only what the handler picks, secrets included.
+#[derive(Debug, Clone, Default)]
+pub struct JobProperties(pub BTreeMap<String, String>);
+
+impl JobProperties {
+    /// A property's value.
+    pub fn get(&self, key: &str) -> Option<&str> {
+        self.0.get(key).map(String::as_str)
+    }
+}
+
+/// Hooks that keep the handler's system in step with the catalog (Hive's `HiveMetaHook`).
+/// Each must be idempotent: recovery may repeat a call that was cut short.
+#[async_trait]
+pub trait MetaHook: Send + Sync {
+    /// Before the table enters the catalog. Managed: create the object, tagged with `op`.
+    /// External: check that the object exists and matches the declared columns.
+    async fn pre_create_table(&self, table: &Table, op: &OpTag) -> HandlerResult<()>;
+
+    /// The create failed after `pre_create_table`: undo it, deleting only an object that
+    /// `op` created.
+    async fn rollback_create_table(&self, table: &Table, op: &OpTag) -> HandlerResult<()>;
+
+    /// The table is in the catalog.
+    async fn commit_create_table(&self, _table: &Table, _op: &OpTag) -> HandlerResult<()> {
+        Ok(())
+    }
+
+    /// Before the table leaves the catalog; may refuse the drop.
+    async fn pre_drop_table(&self, _table: &Table) -> HandlerResult<()> {
+        Ok(())
+    }
+
+    /// The drop failed after `pre_drop_table`.
+    async fn rollback_drop_table(&self, _table: &Table) -> HandlerResult<()> {
+        Ok(())
+    }
+
+    /// The table left the catalog: with `delete_data` (managed), delete the object; an
+    /// object already gone counts as deleted.
+    async fn commit_drop_table(&self, table: &Table, delete_data: bool) -> HandlerResult<()>;
+
+    /// Whether the object exists and who made it, for recovery.
+    async fn object_state(&self, table: &Table, op: &OpTag) -> HandlerResult<ObjectState>;
+
+    /// Before ALTER TABLE `op` changes the catalog entry from `old` to `new`.
+    async fn pre_alter_table(&self, _old: &Table, _new: &Table, _op: AlterOp) -> HandlerResult<()> {
+        Ok(())
+    }
+}
+
+/// A storage handler.
+#[async_trait]
+pub trait StorageHandler: Send + Sync {
+    /// Hive's class name, as written in `STORED BY '...'`.
+    fn class_name(&self) -> &'static str;
+
+    /// Short name (`STORED BY JDBC`).
+    fn short_name(&self) -> &'static str;
+
+    /// The SerDe class Hive shows for its tables.
+    fn serde_class(&self) -> &'static str {
+        "org.apache.hadoop.hive.serde2.lazy.LazySimpleSerDe"
+    }
+
+    /// What it supports.
+    fn capabilities(&self) -> Capabilities {
+        Capabilities::default()
+    }
+
+    /// Table properties that are secrets: kept out of the visible parameters.
+    fn secret_keys(&self) -> &'static [&'static str] {
+        &[]
+    }
+
+    /// Checks a definition before anything happens (required properties, their values).
+    fn validate(&self, _table: &Table) -> HandlerResult<()> {
+        Ok(())
+    }
+
+    /// The meta hook, if the handler keeps an object in step with the catalog.
+    fn meta_hook(&self) -> Option<&dyn MetaHook> {
+        None
+    }
+
+    /// The properties its reader and writer see for `table`: by default the table's
+    /// `hive.*`-free parameters are not passed; handlers pick what they need.
+    fn job_properties(&self, _table: &Table) -> JobProperties {
+        JobProperties::default()
+    }
+
+    /// The table's reader.
+    async fn table_provider(
+        &self,
+        table: &Table,
+        _job: JobProperties,
+    ) -> HandlerResult<Arc<dyn TableProvider>> {
+        Err(HandlerError::Unsupported(format!(
+            "{} cannot read table {}",
+            self.class_name(),
+            table.qualified_name()
+        )))
+    }
+
+    /// Writes `rows` (the table's columns, in order) in one transaction of its system;
+    /// with `overwrite`, replaces what was there. Returns the rows written.
+    async fn insert(
+        &self,
+        table: &Table,
+        _job: JobProperties,
+        _rows: SendableRecordBatchStream,
+        _overwrite: bool,
+    ) -> HandlerResult<u64> {
+        Err(HandlerError::Unsupported(format!(
+            "{} cannot write table {}",
+            self.class_name(),
+            table.qualified_name()
+        )))
+    }
+}
+
+/// The handlers a server knows, by class name and short name.
+#[derive(Clone, Default)]
+pub struct Registry {
+    handlers: Vec<Arc<dyn StorageHandler>>,
+}
+
+impl fmt::Debug for Registry {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list().entries(self.names()).finish()
+    }
+}
+
+impl Registry {
+    /// The handlers built into Apiary.
+    pub fn with_builtin() -> Self {
+        let mut r = Self::default();
+        r.register(Arc::new(crate::jdbc::JdbcHandler));
+        r
+    }
+
+    /// Adds a handler.
+    pub fn register(&mut self, handler: Arc<dyn StorageHandler>) {
+        self.handlers.push(handler);
+    }
+
+    /// The handler named `name`: a class name (exact) or a short name (any case).
+    pub fn resolve(&self, name: &str) -> Option<Arc<dyn StorageHandler>> {
+        self.handlers
+            .iter()
+            .find(|h| h.class_name() == name || h.short_name().eq_ignore_ascii_case(name))
+            .cloned()
+    }
+
+    /// `class (SHORT)` for each handler, for error messages.
+    pub fn names(&self) -> Vec<String> {
+        self.handlers
+            .iter()
+            .map(|h| format!("{} ({})", h.class_name(), h.short_name()))
+            .collect()
+    }
+}

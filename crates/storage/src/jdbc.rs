@@ -1,0 +1,1320 @@
+//! The JDBC storage handler (`org.apache.hive.storage.jdbc.JdbcStorageHandler`, short name
+//! JDBC): a table in a SQL database, named by Hive's properties (`hive.sql.database.type`,
+//! `hive.sql.jdbc.url`, `hive.sql.dbcp.username`, `hive.sql.dbcp.password`, `hive.sql.table` or
+//! `hive.sql.query`, `hive.sql.schema`). PostgreSQL and SQLite are spoken natively (no JVM).
+//!
+//! Past Hive: a managed table creates the remote table (tagged with the operation that made
+//! it: a table comment in PostgreSQL, a row of `apiary_tags` in SQLite, written in the same
+//! remote transaction) and DROP removes it; an external table is checked against the remote
+//! columns. Scans push projection, filters and limit into the remote SQL, which EXPLAIN shows.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::sync::Arc;
+
+use apiary_metastore::{Column, Table, TableType};
+use arrow::array::{Array, ArrayRef, AsArray, RecordBatch, RecordBatchOptions, StringArray};
+use arrow::datatypes::{DataType, Schema, SchemaRef};
+use async_trait::async_trait;
+use datafusion::catalog::{Session, TableProvider};
+use datafusion::common::tree_node::{Transformed, TreeNode, TreeNodeRecursion};
+use datafusion::datasource::TableType as DfTableType;
+use datafusion::error::{DataFusionError, Result as DfResult};
+use datafusion::execution::{SendableRecordBatchStream, TaskContext};
+use datafusion::logical_expr::{Expr, TableProviderFilterPushDown};
+use datafusion::physical_expr::{EquivalenceProperties, PhysicalExpr};
+use datafusion::physical_plan::execution_plan::{Boundedness, EmissionType};
+use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
+use datafusion::physical_plan::{
+    DisplayAs, DisplayFormatType, ExecutionPlan, Partitioning, PlanProperties,
+    ReplaceChildrenOptions,
+};
+use datafusion::sql::unparser::dialect::{Dialect, PostgreSqlDialect, SqliteDialect};
+use datafusion::sql::unparser::Unparser;
+use futures::StreamExt;
+
+use crate::handler::{
+    AlterOp, Capabilities, HandlerError, HandlerResult, JobProperties, MetaHook, ObjectState,
+    OpTag, StorageHandler,
+};
+use crate::native::column_field;
+use crate::types::HiveType;
+
+/// Hive's class name.
+pub const CLASS: &str = "org.apache.hive.storage.jdbc.JdbcStorageHandler";
+const SERDE: &str = "org.apache.hive.storage.jdbc.JdbcSerDe";
+const PASSWORD: &str = "hive.sql.dbcp.password";
+/// Rows per batch read from the remote database.
+const BATCH_ROWS: usize = 8192;
+/// Rows per INSERT statement sent to the remote database.
+const INSERT_ROWS: usize = 500;
+
+/// The JDBC handler.
+#[derive(Debug, Clone, Copy)]
+pub struct JdbcHandler;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Postgres,
+    Sqlite,
+}
+
+/// Where a JDBC table's rows are.
+#[derive(Clone)]
+struct Remote {
+    kind: Kind,
+    /// PostgreSQL connection settings, or the SQLite file.
+    connect: Connect,
+    /// `schema.table` as SQL, or None with `query`.
+    table: Option<RemoteName>,
+    /// `hive.sql.query`.
+    query: Option<String>,
+}
+
+#[derive(Clone)]
+enum Connect {
+    Postgres(Box<tokio_postgres::Config>),
+    Sqlite(std::path::PathBuf),
+}
+
+#[derive(Clone, Debug)]
+struct RemoteName {
+    schema: Option<String>,
+    name: String,
+}
+
+/// An identifier as SQL: a plain one as written (the database folds it as it does), any
+/// other quoted.
+fn ident(s: &str) -> String {
+    let plain = s
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if plain {
+        s.to_string()
+    } else {
+        quoted(s)
+    }
+}
+
+fn quoted(s: &str) -> String {
+    format!("\"{}\"", s.replace('"', "\"\""))
+}
+
+fn literal(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "''"))
+}
+
+impl RemoteName {
+    fn sql(&self) -> String {
+        match &self.schema {
+            Some(s) => format!("{}.{}", ident(s), ident(&self.name)),
+            None => ident(&self.name),
+        }
+    }
+
+    /// The name as the catalog stores it (PostgreSQL folds unquoted names to lower case).
+    fn stored(s: &str, kind: Kind) -> String {
+        let plain = ident(s) == s;
+        if plain && kind == Kind::Postgres {
+            s.to_lowercase()
+        } else {
+            s.to_string()
+        }
+    }
+}
+
+impl fmt::Debug for Remote {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // No connection settings: they hold the password.
+        f.debug_struct("Remote")
+            .field("kind", &self.kind)
+            .field("table", &self.table)
+            .finish_non_exhaustive()
+    }
+}
+
+fn def_err(msg: impl Into<String>) -> HandlerError {
+    HandlerError::Definition(msg.into())
+}
+
+fn remote_err(e: impl fmt::Display) -> HandlerError {
+    HandlerError::Remote(e.to_string())
+}
+
+/// A PostgreSQL error with the server's own message (the driver's display is only "db error").
+fn pg_err(e: tokio_postgres::Error) -> HandlerError {
+    match e.as_db_error() {
+        Some(d) => HandlerError::Remote(format!(
+            "PostgreSQL: {} ({}: {})",
+            d.message(),
+            d.severity(),
+            d.code().code()
+        )),
+        None => HandlerError::Remote(format!("PostgreSQL: {e}")),
+    }
+}
+
+/// Reads a table's JDBC properties (secrets included).
+fn remote_of(props: &BTreeMap<String, String>) -> HandlerResult<Remote> {
+    let get = |k: &str| props.get(k).map(String::as_str).filter(|v| !v.is_empty());
+    let db_type = get("hive.sql.database.type")
+        .ok_or_else(|| def_err("Property hive.sql.database.type is required"))?;
+    let kind = match db_type.to_ascii_uppercase().as_str() {
+        "POSTGRES" | "POSTGRESQL" => Kind::Postgres,
+        "SQLITE" => Kind::Sqlite,
+        other => {
+            return Err(def_err(format!(
+                "hive.sql.database.type {other} is not supported here; supported: POSTGRES, SQLITE"
+            )))
+        }
+    };
+    let url = get("hive.sql.jdbc.url")
+        .ok_or_else(|| def_err("Property hive.sql.jdbc.url is required"))?;
+    let connect = match kind {
+        Kind::Postgres => {
+            let rest = url.strip_prefix("jdbc:postgresql:").ok_or_else(|| {
+                def_err(format!(
+                    "hive.sql.jdbc.url {url} is not a jdbc:postgresql: URL"
+                ))
+            })?;
+            let parsed = url::Url::parse(&format!("postgresql:{rest}"))
+                .map_err(|e| def_err(format!("hive.sql.jdbc.url {url}: {e}")))?;
+            let mut c = tokio_postgres::Config::new();
+            c.host(parsed.host_str().unwrap_or("localhost"));
+            c.port(parsed.port().unwrap_or(5432));
+            c.dbname(parsed.path().trim_start_matches('/'));
+            c.connect_timeout(std::time::Duration::from_secs(10));
+            c.application_name("apiary");
+            for (k, v) in parsed.query_pairs() {
+                match k.as_ref() {
+                    "user" => {
+                        c.user(v.as_ref());
+                    }
+                    "password" => {
+                        c.password(v.as_bytes());
+                    }
+                    _ => {}
+                }
+            }
+            if let Some(u) = get("hive.sql.dbcp.username") {
+                c.user(u);
+            }
+            if let Some(p) = get(PASSWORD) {
+                c.password(p);
+            }
+            Connect::Postgres(Box::new(c))
+        }
+        Kind::Sqlite => {
+            let path = url.strip_prefix("jdbc:sqlite:").ok_or_else(|| {
+                def_err(format!("hive.sql.jdbc.url {url} is not a jdbc:sqlite: URL"))
+            })?;
+            Connect::Sqlite(std::path::PathBuf::from(path))
+        }
+    };
+    let table = get("hive.sql.table").map(|t| RemoteName {
+        schema: get("hive.sql.schema").map(str::to_string),
+        name: t.to_string(),
+    });
+    let query = get("hive.sql.query").map(str::to_string);
+    if table.is_none() && query.is_none() {
+        return Err(def_err(
+            "One of hive.sql.table or hive.sql.query must be set for a JDBC table",
+        ));
+    }
+    Ok(Remote {
+        kind,
+        connect,
+        table,
+        query,
+    })
+}
+
+/// Every property of the table, secrets included.
+fn all_properties(table: &Table) -> BTreeMap<String, String> {
+    let mut p = table.parameters.clone();
+    p.extend(table.secrets.clone());
+    p
+}
+
+fn remote_of_table(table: &Table) -> HandlerResult<Remote> {
+    remote_of(&all_properties(table))
+}
+
+/// The remote column type for a Hive column type.
+fn remote_type(t: &HiveType, kind: Kind) -> HandlerResult<String> {
+    use HiveType as H;
+    Ok(match (kind, t) {
+        (Kind::Postgres, H::TinyInt | H::SmallInt) => "smallint".into(),
+        (Kind::Postgres, H::Int) => "integer".into(),
+        (Kind::Postgres, H::BigInt) => "bigint".into(),
+        (Kind::Postgres, H::Float) => "real".into(),
+        (Kind::Postgres, H::Double) => "double precision".into(),
+        (Kind::Postgres, H::Decimal(p, s)) => format!("numeric({p},{s})"),
+        (Kind::Postgres, H::String) => "text".into(),
+        (Kind::Postgres, H::Varchar(n)) => format!("varchar({n})"),
+        (Kind::Postgres, H::Char(n)) => format!("char({n})"),
+        (Kind::Postgres, H::Boolean) => "boolean".into(),
+        (Kind::Postgres, H::Date) => "date".into(),
+        (Kind::Postgres, H::Timestamp) => "timestamp".into(),
+        (Kind::Postgres, H::Binary) => "bytea".into(),
+        (Kind::Sqlite, H::TinyInt | H::SmallInt | H::Int | H::BigInt | H::Boolean) => {
+            "INTEGER".into()
+        }
+        (Kind::Sqlite, H::Float | H::Double) => "REAL".into(),
+        (Kind::Sqlite, H::Decimal(_, _)) => "NUMERIC".into(),
+        (Kind::Sqlite, H::String | H::Varchar(_) | H::Char(_) | H::Date | H::Timestamp) => {
+            "TEXT".into()
+        }
+        (Kind::Sqlite, H::Binary) => "BLOB".into(),
+        (_, other) => {
+            return Err(HandlerError::Unsupported(format!(
+                "a JDBC table cannot have a column of type {other}"
+            )))
+        }
+    })
+}
+
+/// Tag text of an object made by operation `op`.
+fn tag(op: &OpTag) -> String {
+    format!("apiary-op:{}", op.id)
+}
+
+async fn pg_connect(c: &tokio_postgres::Config) -> HandlerResult<tokio_postgres::Client> {
+    let (client, conn) = c
+        .connect(tokio_postgres::NoTls)
+        .await
+        .map_err(|e| remote_err(format!("cannot connect to PostgreSQL: {e}")))?;
+    tokio::spawn(async move {
+        if let Err(e) = conn.await {
+            tracing::debug!(error = %e, "JDBC connection ended");
+        }
+    });
+    Ok(client)
+}
+
+fn sqlite_open(path: &std::path::Path) -> HandlerResult<rusqlite::Connection> {
+    let c = rusqlite::Connection::open(path).map_err(|e| {
+        remote_err(format!(
+            "cannot open SQLite database {}: {e}",
+            path.display()
+        ))
+    })?;
+    c.busy_timeout(std::time::Duration::from_secs(10))
+        .map_err(remote_err)?;
+    Ok(c)
+}
+
+async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> HandlerResult<T> + Send + 'static,
+) -> HandlerResult<T> {
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| remote_err(format!("SQLite task failed: {e}")))?
+}
+
+/// A remote table's columns, in order, or None when it does not exist.
+async fn remote_columns(remote: &Remote) -> HandlerResult<Option<Vec<String>>> {
+    let Some(name) = remote.table.clone() else {
+        return Ok(None);
+    };
+    match &remote.connect {
+        Connect::Postgres(c) => {
+            let client = pg_connect(c).await?;
+            let schema = name
+                .schema
+                .as_deref()
+                .map(|s| RemoteName::stored(s, Kind::Postgres))
+                .unwrap_or_else(|| "public".into());
+            let table = RemoteName::stored(&name.name, Kind::Postgres);
+            let rows = client
+                .query(
+                    "SELECT a.attname::text FROM pg_attribute a JOIN pg_class c ON a.attrelid = c.oid \
+                     JOIN pg_namespace n ON c.relnamespace = n.oid \
+                     WHERE n.nspname = $1 AND c.relname = $2 AND a.attnum > 0 AND NOT a.attisdropped \
+                     ORDER BY a.attnum",
+                    &[&schema, &table],
+                )
+                .await
+                .map_err(pg_err)?;
+            let exists = !client
+                .query(
+                    "SELECT 1 FROM pg_class c JOIN pg_namespace n ON c.relnamespace = n.oid \
+                     WHERE n.nspname = $1 AND c.relname = $2",
+                    &[&schema, &table],
+                )
+                .await
+                .map_err(pg_err)?
+                .is_empty();
+            Ok(exists.then(|| rows.iter().map(|r| r.get::<_, String>(0)).collect()))
+        }
+        Connect::Sqlite(path) => {
+            let path = path.clone();
+            blocking(move || {
+                let c = sqlite_open(&path)?;
+                let exists: bool = c
+                    .query_row(
+                        "SELECT count(*) > 0 FROM sqlite_master WHERE type IN ('table','view') AND name = ?1",
+                        [&name.name],
+                        |r| r.get(0),
+                    )
+                    .map_err(remote_err)?;
+                if !exists {
+                    return Ok(None);
+                }
+                let mut st = c
+                    .prepare("SELECT name FROM pragma_table_info(?1) ORDER BY cid")
+                    .map_err(remote_err)?;
+                let cols = st
+                    .query_map([&name.name], |r| r.get::<_, String>(0))
+                    .map_err(remote_err)?
+                    .collect::<Result<Vec<_>, _>>()
+                    .map_err(remote_err)?;
+                Ok(Some(cols))
+            })
+            .await
+        }
+    }
+}
+
+/// The tag on a remote table, if any.
+async fn remote_tag(remote: &Remote) -> HandlerResult<Option<String>> {
+    let Some(name) = remote.table.clone() else {
+        return Ok(None);
+    };
+    match &remote.connect {
+        Connect::Postgres(c) => {
+            let client = pg_connect(c).await?;
+            let row = client
+                .query_opt(
+                    &format!(
+                        "SELECT obj_description(to_regclass({})::oid, 'pg_class')",
+                        literal(&name.sql())
+                    ),
+                    &[],
+                )
+                .await
+                .map_err(pg_err)?;
+            Ok(row.and_then(|r| r.get::<_, Option<String>>(0)))
+        }
+        Connect::Sqlite(path) => {
+            let path = path.clone();
+            blocking(move || {
+                let c = sqlite_open(&path)?;
+                let has_tags: bool = c
+                    .query_row(
+                        "SELECT count(*) > 0 FROM sqlite_master WHERE name = 'apiary_tags'",
+                        [],
+                        |r| r.get(0),
+                    )
+                    .map_err(remote_err)?;
+                if !has_tags {
+                    return Ok(None);
+                }
+                c.query_row(
+                    "SELECT tag FROM apiary_tags WHERE tbl = ?1",
+                    [&name.name],
+                    |r| r.get::<_, String>(0),
+                )
+                .map(Some)
+                .or_else(|e| match e {
+                    rusqlite::Error::QueryReturnedNoRows => Ok(None),
+                    e => Err(remote_err(e)),
+                })
+            })
+            .await
+        }
+    }
+}
+
+/// Runs statements in one remote transaction.
+async fn remote_transaction(remote: &Remote, statements: Vec<String>) -> HandlerResult<()> {
+    match &remote.connect {
+        Connect::Postgres(c) => {
+            let mut client = pg_connect(c).await?;
+            let tx = client.transaction().await.map_err(pg_err)?;
+            for s in &statements {
+                tx.batch_execute(s).await.map_err(pg_err)?;
+            }
+            tx.commit().await.map_err(pg_err)
+        }
+        Connect::Sqlite(path) => {
+            let path = path.clone();
+            blocking(move || {
+                let mut c = sqlite_open(&path)?;
+                let tx = c
+                    .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+                    .map_err(remote_err)?;
+                for s in &statements {
+                    tx.execute_batch(s).map_err(remote_err)?;
+                }
+                tx.commit().map_err(remote_err)
+            })
+            .await
+        }
+    }
+}
+
+/// Checks that the declared columns are the remote table's (count, then names).
+fn check_columns(table: &Table, remote_cols: &[String]) -> HandlerResult<()> {
+    let declared: Vec<String> = table.sd.columns.iter().map(|c| c.name.clone()).collect();
+    if declared.len() != remote_cols.len() {
+        return Err(def_err(format!(
+            "Column numbers do not match. Remote table columns are [{}] and declared table columns in Hive external table are [{}]",
+            remote_cols.join(", "),
+            declared.join(", ")
+        )));
+    }
+    for (d, r) in declared.iter().zip(remote_cols) {
+        if !d.eq_ignore_ascii_case(r) {
+            return Err(def_err(format!(
+                "Column names do not match. Remote table columns are [{}] and declared table columns in Hive external table are [{}]",
+                remote_cols.join(", "),
+                declared.join(", ")
+            )));
+        }
+    }
+    Ok(())
+}
+
+struct JdbcHook;
+
+#[async_trait]
+impl MetaHook for JdbcHook {
+    async fn pre_create_table(&self, table: &Table, op: &OpTag) -> HandlerResult<()> {
+        let remote = remote_of_table(table)?;
+        let existing = remote_columns(&remote).await?;
+        if table.table_type == TableType::External {
+            return match (&remote.table, existing) {
+                (None, _) => {
+                    // A query: it must run, and give as many columns as declared.
+                    let cols = query_columns(&remote).await?;
+                    check_columns(table, &cols)
+                }
+                (Some(name), None) => Err(def_err(format!(
+                    "The remote table {} does not exist in {} (an external JDBC table needs it; a managed one creates it)",
+                    name.sql(),
+                    kind_name(remote.kind)
+                ))),
+                (Some(_), Some(cols)) => check_columns(table, &cols),
+            };
+        }
+        let Some(name) = &remote.table else {
+            return Err(def_err(
+                "A managed JDBC table needs hive.sql.table (hive.sql.query is for external tables)",
+            ));
+        };
+        if existing.is_some() {
+            // Made by this very operation before a crash: done already.
+            if remote_tag(&remote).await?.as_deref() == Some(tag(op).as_str()) {
+                return Ok(());
+            }
+            return Err(def_err(format!(
+                "The remote table {} already exists in {}; declare the table EXTERNAL to use it",
+                name.sql(),
+                kind_name(remote.kind)
+            )));
+        }
+        let cols = table
+            .sd
+            .columns
+            .iter()
+            .map(|c| {
+                let t = HiveType::parse(&c.type_name)
+                    .ok_or_else(|| def_err(format!("unknown type {}", c.type_name)))?;
+                Ok(format!(
+                    "{} {}",
+                    ident(&c.name),
+                    remote_type(&t, remote.kind)?
+                ))
+            })
+            .collect::<HandlerResult<Vec<_>>>()?;
+        let mut statements = vec![format!("CREATE TABLE {} ({})", name.sql(), cols.join(", "))];
+        match remote.kind {
+            Kind::Postgres => statements.push(format!(
+                "COMMENT ON TABLE {} IS {}",
+                name.sql(),
+                literal(&tag(op))
+            )),
+            Kind::Sqlite => {
+                statements.push(
+                    "CREATE TABLE IF NOT EXISTS apiary_tags (tbl TEXT PRIMARY KEY, tag TEXT NOT NULL)"
+                        .into(),
+                );
+                statements.push(format!(
+                    "INSERT OR REPLACE INTO apiary_tags (tbl, tag) VALUES ({}, {})",
+                    literal(&name.name),
+                    literal(&tag(op))
+                ));
+            }
+        }
+        remote_transaction(&remote, statements).await
+    }
+
+    async fn rollback_create_table(&self, table: &Table, op: &OpTag) -> HandlerResult<()> {
+        if table.table_type == TableType::External {
+            return Ok(());
+        }
+        let remote = remote_of_table(table)?;
+        if self.object_state(table, op).await? == ObjectState::CreatedBy {
+            drop_remote(&remote).await?;
+        }
+        Ok(())
+    }
+
+    async fn commit_drop_table(&self, table: &Table, delete_data: bool) -> HandlerResult<()> {
+        if !delete_data {
+            return Ok(());
+        }
+        let remote = remote_of_table(table)?;
+        drop_remote(&remote).await
+    }
+
+    async fn object_state(&self, table: &Table, op: &OpTag) -> HandlerResult<ObjectState> {
+        let remote = remote_of_table(table)?;
+        if remote.table.is_none() || remote_columns(&remote).await?.is_none() {
+            return Ok(ObjectState::Absent);
+        }
+        Ok(
+            if remote_tag(&remote).await?.as_deref() == Some(tag(op).as_str()) {
+                ObjectState::CreatedBy
+            } else {
+                ObjectState::Other
+            },
+        )
+    }
+
+    async fn pre_alter_table(&self, old: &Table, new: &Table, op: AlterOp) -> HandlerResult<()> {
+        if op != AlterOp::AddCols {
+            return Ok(());
+        }
+        let remote = remote_of_table(new)?;
+        let added: Vec<&Column> = new.sd.columns[old.sd.columns.len().min(new.sd.columns.len())..]
+            .iter()
+            .collect();
+        if new.table_type == TableType::External || remote.table.is_none() {
+            // The remote table must already have them.
+            let cols = match &remote.table {
+                Some(_) => remote_columns(&remote).await?.unwrap_or_default(),
+                None => query_columns(&remote).await?,
+            };
+            return check_columns(new, &cols);
+        }
+        let Some(name) = &remote.table else {
+            return Ok(());
+        };
+        let statements = added
+            .iter()
+            .map(|c| {
+                let t = HiveType::parse(&c.type_name)
+                    .ok_or_else(|| def_err(format!("unknown type {}", c.type_name)))?;
+                Ok(format!(
+                    "ALTER TABLE {} ADD COLUMN {} {}",
+                    name.sql(),
+                    ident(&c.name),
+                    remote_type(&t, remote.kind)?
+                ))
+            })
+            .collect::<HandlerResult<Vec<_>>>()?;
+        remote_transaction(&remote, statements).await
+    }
+}
+
+fn kind_name(k: Kind) -> &'static str {
+    match k {
+        Kind::Postgres => "PostgreSQL",
+        Kind::Sqlite => "SQLite",
+    }
+}
+
+async fn drop_remote(remote: &Remote) -> HandlerResult<()> {
+    let Some(name) = &remote.table else {
+        return Ok(());
+    };
+    let mut statements = vec![format!("DROP TABLE IF EXISTS {}", name.sql())];
+    if remote.kind == Kind::Sqlite {
+        statements.push(
+            "CREATE TABLE IF NOT EXISTS apiary_tags (tbl TEXT PRIMARY KEY, tag TEXT NOT NULL)"
+                .into(),
+        );
+        statements.push(format!(
+            "DELETE FROM apiary_tags WHERE tbl = {}",
+            literal(&name.name)
+        ));
+    }
+    remote_transaction(remote, statements).await
+}
+
+/// The columns `hive.sql.query` returns.
+async fn query_columns(remote: &Remote) -> HandlerResult<Vec<String>> {
+    let q = remote.query.clone().unwrap_or_default();
+    match &remote.connect {
+        Connect::Postgres(c) => {
+            let client = pg_connect(c).await?;
+            let st = client
+                .prepare(&q)
+                .await
+                .map_err(|e| def_err(format!("hive.sql.query does not run in PostgreSQL: {e}")))?;
+            Ok(st.columns().iter().map(|c| c.name().to_string()).collect())
+        }
+        Connect::Sqlite(path) => {
+            let path = path.clone();
+            blocking(move || {
+                let c = sqlite_open(&path)?;
+                let st = c
+                    .prepare(&q)
+                    .map_err(|e| def_err(format!("hive.sql.query does not run in SQLite: {e}")))?;
+                Ok(st.column_names().iter().map(|s| s.to_string()).collect())
+            })
+            .await
+        }
+    }
+}
+
+#[async_trait]
+impl StorageHandler for JdbcHandler {
+    fn class_name(&self) -> &'static str {
+        CLASS
+    }
+
+    fn short_name(&self) -> &'static str {
+        "JDBC"
+    }
+
+    fn serde_class(&self) -> &'static str {
+        SERDE
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        Capabilities {
+            managed: true,
+            external: true,
+            insert: true,
+            overwrite: true,
+            alter: vec![AlterOp::AddProps, AlterOp::DropProps, AlterOp::AddCols],
+            location: false,
+        }
+    }
+
+    fn secret_keys(&self) -> &'static [&'static str] {
+        &[PASSWORD]
+    }
+
+    fn validate(&self, table: &Table) -> HandlerResult<()> {
+        remote_of_table(table).map(|_| ())
+    }
+
+    fn meta_hook(&self) -> Option<&dyn MetaHook> {
+        Some(&JdbcHook)
+    }
+
+    fn job_properties(&self, table: &Table) -> JobProperties {
+        JobProperties(
+            all_properties(table)
+                .into_iter()
+                .filter(|(k, _)| k.starts_with("hive.sql."))
+                .collect(),
+        )
+    }
+
+    async fn table_provider(
+        &self,
+        table: &Table,
+        job: JobProperties,
+    ) -> HandlerResult<Arc<dyn TableProvider>> {
+        let remote = remote_of(&job.0)?;
+        let fields = table
+            .sd
+            .columns
+            .iter()
+            .map(column_field)
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| def_err(e.to_string()))?;
+        // The remote names of the declared columns (same order), as the database spells them.
+        let remote_names = match &remote.table {
+            Some(_) => remote_columns(&remote).await?.unwrap_or_default(),
+            None => Vec::new(),
+        };
+        let names = table
+            .sd
+            .columns
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                remote_names
+                    .get(i)
+                    .filter(|r| r.eq_ignore_ascii_case(&c.name))
+                    .cloned()
+                    .unwrap_or_else(|| c.name.clone())
+            })
+            .collect();
+        Ok(Arc::new(JdbcTable {
+            remote,
+            schema: Arc::new(Schema::new(fields)),
+            names,
+            hive_name: table.qualified_name(),
+        }))
+    }
+
+    async fn insert(
+        &self,
+        table: &Table,
+        job: JobProperties,
+        mut rows: SendableRecordBatchStream,
+        overwrite: bool,
+    ) -> HandlerResult<u64> {
+        let remote = remote_of(&job.0)?;
+        let Some(name) = remote.table.clone() else {
+            return Err(HandlerError::Unsupported(format!(
+                "table {} reads hive.sql.query and cannot be written",
+                table.qualified_name()
+            )));
+        };
+        let cols: Vec<String> = match remote_columns(&remote).await? {
+            Some(c) => c.iter().map(|n| quoted(n)).collect(),
+            None => {
+                return Err(remote_err(format!(
+                    "the remote table {} does not exist",
+                    name.sql()
+                )))
+            }
+        };
+        let types: Vec<HiveType> = table
+            .sd
+            .columns
+            .iter()
+            .map(|c| HiveType::parse(&c.type_name).unwrap_or(HiveType::String))
+            .collect();
+        let head = format!("INSERT INTO {} ({}) VALUES ", name.sql(), cols.join(", "));
+        let mut statements = Vec::new();
+        if overwrite {
+            statements.push(format!("DELETE FROM {}", name.sql()));
+        }
+        let mut count = 0u64;
+        let mut values: Vec<String> = Vec::new();
+        while let Some(batch) = rows.next().await {
+            let batch = batch.map_err(remote_err)?;
+            if batch.num_columns() != cols.len() {
+                return Err(remote_err(format!(
+                    "expected {} columns, got {}",
+                    cols.len(),
+                    batch.num_columns()
+                )));
+            }
+            for r in 0..batch.num_rows() {
+                let row: Vec<String> = batch
+                    .columns()
+                    .iter()
+                    .zip(&types)
+                    .map(|(a, t)| sql_value(a.as_ref(), r, t, remote.kind))
+                    .collect::<HandlerResult<_>>()?;
+                values.push(format!("({})", row.join(", ")));
+                count += 1;
+                if values.len() == INSERT_ROWS {
+                    statements.push(format!("{head}{}", values.join(", ")));
+                    values.clear();
+                }
+            }
+        }
+        if !values.is_empty() {
+            statements.push(format!("{head}{}", values.join(", ")));
+        }
+        remote_transaction(&remote, statements).await?;
+        Ok(count)
+    }
+}
+
+/// A value as a SQL literal for the remote database.
+fn sql_value(a: &dyn Array, r: usize, t: &HiveType, kind: Kind) -> HandlerResult<String> {
+    if a.is_null(r) || a.data_type() == &DataType::Null {
+        return Ok("NULL".into());
+    }
+    let text = arrow::util::display::array_value_to_string(a, r).map_err(remote_err)?;
+    Ok(match t {
+        HiveType::TinyInt
+        | HiveType::SmallInt
+        | HiveType::Int
+        | HiveType::BigInt
+        | HiveType::Float
+        | HiveType::Double
+        | HiveType::Decimal(_, _) => {
+            if text.parse::<f64>().is_ok() {
+                text
+            } else {
+                literal(&text)
+            }
+        }
+        HiveType::Boolean if kind == Kind::Sqlite => {
+            if a.as_boolean_opt().is_some_and(|b| b.value(r)) {
+                "1".into()
+            } else {
+                "0".into()
+            }
+        }
+        HiveType::Boolean => {
+            if a.as_boolean_opt().is_some_and(|b| b.value(r)) {
+                "TRUE".into()
+            } else {
+                "FALSE".into()
+            }
+        }
+        HiveType::Binary if kind == Kind::Postgres => {
+            let bytes = a
+                .as_binary_opt::<i32>()
+                .map(|b| b.value(r).to_vec())
+                .unwrap_or_default();
+            format!(
+                "'\\x{}'::bytea",
+                bytes.iter().map(|b| format!("{b:02x}")).collect::<String>()
+            )
+        }
+        HiveType::Binary => {
+            let bytes = a
+                .as_binary_opt::<i32>()
+                .map(|b| b.value(r).to_vec())
+                .unwrap_or_default();
+            format!(
+                "X'{}'",
+                bytes.iter().map(|b| format!("{b:02x}")).collect::<String>()
+            )
+        }
+        _ => literal(&text),
+    })
+}
+
+/// A JDBC table as DataFusion reads it.
+#[derive(Debug)]
+struct JdbcTable {
+    remote: Remote,
+    schema: SchemaRef,
+    /// The remote column name of each field.
+    names: Vec<String>,
+    hive_name: String,
+}
+
+impl JdbcTable {
+    fn dialect(&self) -> Box<dyn Dialect> {
+        match self.remote.kind {
+            Kind::Postgres => Box::new(PostgreSqlDialect {}),
+            Kind::Sqlite => Box::new(SqliteDialect {}),
+        }
+    }
+
+    /// A filter as remote SQL, if it can run there with the same meaning.
+    fn filter_sql(&self, e: &Expr) -> Option<String> {
+        let mut ok = true;
+        let _ = e.apply(|n| {
+            let allowed = match n {
+                Expr::Column(_) | Expr::IsNull(_) | Expr::IsNotNull(_) | Expr::Not(_) => true,
+                Expr::Between(_) | Expr::InList(_) => true,
+                Expr::BinaryExpr(_) => true,
+                Expr::Like(l) => !l.case_insensitive,
+                Expr::Literal(v, _) => match self.remote.kind {
+                    Kind::Postgres => {
+                        !matches!(v.data_type(), DataType::Binary | DataType::List(_))
+                    }
+                    Kind::Sqlite => {
+                        v.data_type().is_numeric()
+                            || matches!(v.data_type(), DataType::Utf8 | DataType::Boolean)
+                    }
+                },
+                _ => false,
+            };
+            if !allowed {
+                ok = false;
+                return Ok(TreeNodeRecursion::Stop);
+            }
+            Ok(TreeNodeRecursion::Continue)
+        });
+        if !ok {
+            return None;
+        }
+        let renamed = e
+            .clone()
+            .transform(|n| {
+                Ok(match n {
+                    Expr::Column(c) => {
+                        let i = self.schema.index_of(&c.name).ok();
+                        let remote = i.map(|i| self.names[i].clone()).unwrap_or(c.name);
+                        Transformed::yes(Expr::Column(datafusion::common::Column::new_unqualified(
+                            remote,
+                        )))
+                    }
+                    other => Transformed::no(other),
+                })
+            })
+            .ok()?
+            .data;
+        let dialect = self.dialect();
+        let unparser = Unparser::new(dialect.as_ref());
+        unparser.expr_to_sql(&renamed).ok().map(|s| s.to_string())
+    }
+
+    fn select_sql(&self, projection: &[usize], filters: &[String], limit: Option<usize>) -> String {
+        let cols: Vec<String> = if projection.is_empty() {
+            vec!["1".into()]
+        } else {
+            projection
+                .iter()
+                .map(|&i| match self.remote.kind {
+                    Kind::Postgres => format!("CAST({} AS TEXT)", quoted(&self.names[i])),
+                    Kind::Sqlite => quoted(&self.names[i]),
+                })
+                .collect()
+        };
+        let from = match (&self.remote.table, &self.remote.query) {
+            (Some(t), _) => t.sql(),
+            (None, Some(q)) => format!("({q}) AS apiary_q"),
+            (None, None) => "(SELECT 1) AS apiary_q".into(),
+        };
+        let mut sql = format!("SELECT {} FROM {from}", cols.join(", "));
+        if !filters.is_empty() {
+            sql.push_str(" WHERE ");
+            sql.push_str(
+                &filters
+                    .iter()
+                    .map(|f| format!("({f})"))
+                    .collect::<Vec<_>>()
+                    .join(" AND "),
+            );
+        }
+        if let Some(n) = limit {
+            sql.push_str(&format!(" LIMIT {n}"));
+        }
+        sql
+    }
+}
+
+#[async_trait]
+impl TableProvider for JdbcTable {
+    fn schema(&self) -> SchemaRef {
+        self.schema.clone()
+    }
+
+    fn table_type(&self) -> DfTableType {
+        DfTableType::Base
+    }
+
+    fn supports_filters_pushdown(
+        &self,
+        filters: &[&Expr],
+    ) -> DfResult<Vec<TableProviderFilterPushDown>> {
+        Ok(filters
+            .iter()
+            .map(|f| {
+                if self.filter_sql(f).is_some() {
+                    TableProviderFilterPushDown::Exact
+                } else {
+                    TableProviderFilterPushDown::Unsupported
+                }
+            })
+            .collect())
+    }
+
+    async fn scan(
+        &self,
+        _state: &dyn Session,
+        projection: Option<&Vec<usize>>,
+        filters: &[Expr],
+        limit: Option<usize>,
+    ) -> DfResult<Arc<dyn ExecutionPlan>> {
+        let projection: Vec<usize> = match projection {
+            Some(p) => p.clone(),
+            None => (0..self.schema.fields().len()).collect(),
+        };
+        let pushed: Vec<String> = filters.iter().filter_map(|f| self.filter_sql(f)).collect();
+        if pushed.len() != filters.len() {
+            return Err(DataFusionError::Internal(
+                "a filter the JDBC table did not accept was pushed to it".into(),
+            ));
+        }
+        let sql = self.select_sql(&projection, &pushed, limit);
+        let schema = Arc::new(self.schema.project(&projection)?);
+        Ok(Arc::new(JdbcScanExec::new(
+            self.remote.clone(),
+            sql,
+            schema,
+            self.hive_name.clone(),
+        )))
+    }
+}
+
+/// Runs one query in the remote database and streams its rows.
+#[derive(Debug)]
+pub struct JdbcScanExec {
+    remote: Remote,
+    sql: String,
+    schema: SchemaRef,
+    table: String,
+    properties: Arc<PlanProperties>,
+}
+
+impl JdbcScanExec {
+    fn new(remote: Remote, sql: String, schema: SchemaRef, table: String) -> Self {
+        let properties = Arc::new(PlanProperties::new(
+            EquivalenceProperties::new(schema.clone()),
+            Partitioning::UnknownPartitioning(1),
+            EmissionType::Incremental,
+            Boundedness::Bounded,
+        ));
+        Self {
+            remote,
+            sql,
+            schema,
+            table,
+            properties,
+        }
+    }
+
+    /// The SQL sent to the remote database.
+    pub fn sql(&self) -> &str {
+        &self.sql
+    }
+}
+
+impl DisplayAs for JdbcScanExec {
+    fn fmt_as(&self, _t: DisplayFormatType, f: &mut fmt::Formatter) -> fmt::Result {
+        write!(
+            f,
+            "JdbcScan: table={} database={} remote_query={}",
+            self.table,
+            kind_name(self.remote.kind),
+            self.sql
+        )
+    }
+}
+
+impl ExecutionPlan for JdbcScanExec {
+    fn name(&self) -> &str {
+        "JdbcScanExec"
+    }
+
+    fn properties(&self) -> &Arc<PlanProperties> {
+        &self.properties
+    }
+
+    fn children(&self) -> Vec<&Arc<dyn ExecutionPlan>> {
+        vec![]
+    }
+
+    fn apply_expressions(
+        &self,
+        _f: &mut dyn FnMut(&Arc<dyn PhysicalExpr>) -> DfResult<TreeNodeRecursion>,
+    ) -> DfResult<TreeNodeRecursion> {
+        Ok(TreeNodeRecursion::Continue)
+    }
+
+    fn replace_children(
+        self: Arc<Self>,
+        _children: Vec<Arc<dyn ExecutionPlan>>,
+        _options: ReplaceChildrenOptions,
+    ) -> DfResult<Arc<dyn ExecutionPlan>> {
+        Ok(self)
+    }
+
+    #[allow(deprecated)]
+    fn with_new_children(
+        self: Arc<Self>,
+        _children: Vec<Arc<dyn ExecutionPlan>>,
+    ) -> DfResult<Arc<dyn ExecutionPlan>> {
+        Ok(self)
+    }
+
+    fn execute(
+        &self,
+        _partition: usize,
+        _context: Arc<TaskContext>,
+    ) -> DfResult<SendableRecordBatchStream> {
+        let (tx, rx) = tokio::sync::mpsc::channel::<DfResult<RecordBatch>>(2);
+        let remote = self.remote.clone();
+        let sql = self.sql.clone();
+        let schema = self.schema.clone();
+        tracing::info!(table = %self.table, remote_query = %sql, "JDBC scan");
+        tokio::spawn(async move {
+            let tx2 = tx.clone();
+            if let Err(e) = fetch(remote, sql, schema, tx).await {
+                let _ = tx2.send(Err(DataFusionError::External(Box::new(e)))).await;
+            }
+        });
+        let stream =
+            futures::stream::unfold(rx, |mut rx| async move { rx.recv().await.map(|b| (b, rx)) });
+        Ok(Box::pin(RecordBatchStreamAdapter::new(
+            self.schema.clone(),
+            stream,
+        )))
+    }
+}
+
+/// Rows of text (None for NULL) into a batch of `schema`'s types.
+fn to_batch(schema: &SchemaRef, rows: &[Vec<Option<String>>]) -> DfResult<RecordBatch> {
+    let columns = schema
+        .fields()
+        .iter()
+        .enumerate()
+        .map(|(i, f)| {
+            let text: StringArray = rows.iter().map(|r| r[i].as_deref()).collect();
+            let text: ArrayRef = Arc::new(text);
+            let out = match f.data_type() {
+                DataType::Boolean => {
+                    let b: arrow::array::BooleanArray = text
+                        .as_string::<i32>()
+                        .iter()
+                        .map(|v| v.map(|s| matches!(s, "t" | "true" | "1" | "TRUE")))
+                        .collect();
+                    Arc::new(b) as ArrayRef
+                }
+                t => arrow::compute::cast(&text, t)?,
+            };
+            Ok(out)
+        })
+        .collect::<DfResult<Vec<_>>>()?;
+    Ok(RecordBatch::try_new_with_options(
+        schema.clone(),
+        columns,
+        &RecordBatchOptions::new().with_row_count(Some(rows.len())),
+    )?)
+}
+
+async fn fetch(
+    remote: Remote,
+    sql: String,
+    schema: SchemaRef,
+    tx: tokio::sync::mpsc::Sender<DfResult<RecordBatch>>,
+) -> HandlerResult<()> {
+    let width = schema.fields().len();
+    match &remote.connect {
+        Connect::Postgres(c) => {
+            let client = pg_connect(c).await?;
+            let params: Vec<String> = Vec::new();
+            let stream = client.query_raw(&sql, params).await.map_err(pg_err)?;
+            futures::pin_mut!(stream);
+            let mut rows: Vec<Vec<Option<String>>> = Vec::with_capacity(BATCH_ROWS);
+            while let Some(row) = stream.next().await {
+                let row = row.map_err(pg_err)?;
+                rows.push(
+                    (0..width)
+                        .map(|i| row.get::<_, Option<String>>(i))
+                        .collect(),
+                );
+                if rows.len() == BATCH_ROWS {
+                    let batch = to_batch(&schema, &rows).map_err(remote_err)?;
+                    rows.clear();
+                    if tx.send(Ok(batch)).await.is_err() {
+                        return Ok(());
+                    }
+                }
+            }
+            if !rows.is_empty() {
+                let batch = to_batch(&schema, &rows).map_err(remote_err)?;
+                let _ = tx.send(Ok(batch)).await;
+            }
+            Ok(())
+        }
+        Connect::Sqlite(path) => {
+            let path = path.clone();
+            blocking(move || {
+                let c = sqlite_open(&path)?;
+                let mut st = c.prepare(&sql).map_err(remote_err)?;
+                let mut q = st.query([]).map_err(remote_err)?;
+                let mut rows: Vec<Vec<Option<String>>> = Vec::with_capacity(BATCH_ROWS);
+                while let Some(row) = q.next().map_err(remote_err)? {
+                    let mut out = Vec::with_capacity(width);
+                    for i in 0..width {
+                        use rusqlite::types::ValueRef;
+                        out.push(match row.get_ref(i).map_err(remote_err)? {
+                            ValueRef::Null => None,
+                            ValueRef::Integer(v) => Some(v.to_string()),
+                            ValueRef::Real(v) => Some(v.to_string()),
+                            ValueRef::Text(t) => Some(String::from_utf8_lossy(t).into_owned()),
+                            ValueRef::Blob(b) => Some(String::from_utf8_lossy(b).into_owned()),
+                        });
+                    }
+                    rows.push(out);
+                    if rows.len() == BATCH_ROWS {
+                        let batch = to_batch(&schema, &rows).map_err(remote_err)?;
+                        rows.clear();
+                        if tx.blocking_send(Ok(batch)).is_err() {
+                            return Ok(());
+                        }
+                    }
+                }
+                if !rows.is_empty() {
+                    let batch = to_batch(&schema, &rows).map_err(remote_err)?;
+                    let _ = tx.blocking_send(Ok(batch));
+                }
+                Ok(())
+            })
+            .await
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn properties_name_the_remote_table() {
+        let mut p = BTreeMap::new();
+        p.insert("hive.sql.database.type".into(), "POSTGRES".into());
+        p.insert(
+            "hive.sql.jdbc.url".into(),
+            "jdbc:postgresql://127.0.0.1:5433/shop".into(),
+        );
+        p.insert("hive.sql.table".into(), "Orders".into());
+        p.insert("hive.sql.schema".into(), "sales".into());
+        let r = remote_of(&p).expect("valid");
+        assert_eq!(r.kind, Kind::Postgres);
+        assert_eq!(
+            r.table.as_ref().map(|t| t.sql()).as_deref(),
+            Some("sales.Orders")
+        );
+        p.insert("hive.sql.database.type".into(), "ORACLE".into());
+        assert!(remote_of(&p).is_err());
+        p.insert("hive.sql.database.type".into(), "sqlite".into());
+        assert!(
+            remote_of(&p).is_err(),
+            "a postgresql URL is not a SQLite one"
+        );
+        p.remove("hive.sql.table");
+        p.insert("hive.sql.jdbc.url".into(), "jdbc:sqlite:/tmp/x.db".into());
+        assert!(remote_of(&p).is_err(), "no table and no query");
+    }
+
+    #[test]
+    fn identifiers_and_literals_are_quoted() {
+        assert_eq!(ident("plain_1"), "plain_1");
+        assert_eq!(ident("Mixed Case"), "\"Mixed Case\"");
+        assert_eq!(ident("a\"b"), "\"a\"\"b\"");
+        assert_eq!(literal("it's"), "'it''s'");
+    }
+
+    #[test]
+    fn declared_columns_are_checked_against_the_remote_ones() {
+        let mut t = Table {
+            database: "d".into(),
+            name: "t".into(),
+            owner: String::new(),
+            create_time: 0,
+            table_type: TableType::External,
+            sd: Default::default(),
+            partition_keys: vec![],
+            parameters: BTreeMap::new(),
+            view_text: None,
+            view_database: None,
+            secrets: BTreeMap::new(),
+        };
+        t.sd.columns = vec![Column {
+            name: "id".into(),
+            type_name: "int".into(),
+            comment: None,
+        }];
+        let err = check_columns(&t, &["id".into(), "name".into()]).expect_err("mismatch");
+        assert_eq!(
+            err.to_string(),
+            "Column numbers do not match. Remote table columns are [id, name] and declared table columns in Hive external table are [id]"
+        );
+        assert!(check_columns(&t, &["ID".into()]).is_ok());
+    }
+}

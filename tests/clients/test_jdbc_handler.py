@@ -1,0 +1,300 @@
+"""Non-native tables through the JDBC storage handler, against a real PostgreSQL (and SQLite):
+the four table kinds end to end over PyHive, checked on both sides (psql for the remote
+database, the server's catalog for the metastore), the rejected DDL with their error texts,
+and crash tests at every fail point of CREATE and DROP."""
+
+import os
+import sqlite3
+
+import pytest
+
+import clients
+from conftest import Postgres, Server
+
+CLASS = "org.apache.hive.storage.jdbc.JdbcStorageHandler"
+
+
+@pytest.fixture(scope="module")
+def pg():
+    p = Postgres()
+    p.psql("CREATE DATABASE remote")
+    yield p
+    p.stop()
+
+
+def props(pg, table, **extra):
+    p = {
+        "hive.sql.database.type": "POSTGRES",
+        "hive.sql.jdbc.url": f"jdbc:postgresql://127.0.0.1:{pg.port}/remote",
+        "hive.sql.dbcp.username": "apiary",
+        "hive.sql.dbcp.password": "s3cret-pw",
+        "hive.sql.table": table,
+    }
+    p.update(extra)
+    return "TBLPROPERTIES (" + ", ".join(f"'{k}'='{v}'" for k, v in p.items()) + ")"
+
+
+def rows(cur, sql):
+    cur.execute(sql)
+    return cur.fetchall()
+
+
+def error_of(cur, sql):
+    with pytest.raises(Exception) as e:
+        cur.execute(sql)
+    return str(e.value)
+
+
+def remote_tables(pg):
+    return pg.psql("SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY 1",
+                   db="remote").split()
+
+
+def tables_in_catalog(cur, db="default"):
+    return [r[0] for r in rows(cur, f"SHOW TABLES IN {db}")]
+
+
+def test_managed_table_creates_writes_and_drops_the_remote_table(server, pg):
+    cur = clients.pyhive_none(server).cursor()
+    cur.execute("CREATE TABLE orders (id INT, name STRING, amount DECIMAL(10,2), ok BOOLEAN, day DATE, "
+                f"seen TIMESTAMP) STORED BY '{CLASS}' " + props(pg, "orders"))
+    assert "orders" in remote_tables(pg)
+    cols = pg.psql("SELECT column_name || ':' || data_type FROM information_schema.columns "
+                   "WHERE table_name = 'orders' ORDER BY ordinal_position", db="remote").split("\n")
+    assert cols[:6] == ["id:integer", "name:text", "amount:numeric", "ok:boolean", "day:date",
+                        "seen:timestamp without time zone"]
+    assert pg.psql("SELECT obj_description('orders'::regclass)", db="remote").startswith("apiary-op:")
+    assert "orders" in tables_in_catalog(cur)
+
+    cur.execute("INSERT INTO orders VALUES (1, 'a''b', 1.50, true, DATE '2024-01-02', "
+                "TIMESTAMP '2024-01-02 03:04:05.5'), (2, NULL, NULL, NULL, NULL, NULL)")
+    assert pg.psql("SELECT id, name, amount, ok, day, seen FROM orders ORDER BY id", db="remote") == \
+        "1|a'b|1.50|t|2024-01-02|2024-01-02 03:04:05.5\n2|||||\n"
+    got = rows(cur, "SELECT id, name, amount, ok, day FROM orders ORDER BY id")
+    assert [(r[0], r[1], str(r[2]) if r[2] is not None else None, r[3], r[4]) for r in got] == \
+        [(1, "a'b", "1.50", True, "2024-01-02"), (2, None, None, None, None)]
+    assert rows(cur, "SELECT count(*) FROM orders WHERE amount > 1") == [(1,)]
+
+    cur.execute("INSERT OVERWRITE TABLE orders SELECT 7, 'seven', 7.00, false, NULL, NULL")
+    assert pg.psql("SELECT id, name FROM orders", db="remote") == "7|seven\n"
+
+    # The password is a secret: masked wherever the table is shown.
+    formatted = "\n".join("\t".join(str(c) for c in r) for r in rows(cur, "DESCRIBE FORMATTED orders"))
+    assert "s3cret-pw" not in formatted and "******" in formatted
+    assert CLASS in formatted and "MANAGED_TABLE" in formatted
+    create = "\n".join(r[0] for r in rows(cur, "SHOW CREATE TABLE orders"))
+    assert "s3cret-pw" not in create
+    assert f"STORED BY \n  '{CLASS}'" in create
+    assert "'hive.sql.dbcp.password'='******'" in create
+    assert "s3cret-pw" not in str(rows(cur, "SHOW TBLPROPERTIES orders"))
+
+    cur.execute("DROP TABLE orders")
+    assert "orders" not in remote_tables(pg)
+    assert "orders" not in tables_in_catalog(cur)
+
+
+def test_external_table_reads_an_existing_remote_table_and_drop_keeps_it(server, pg):
+    pg.psql("CREATE TABLE people (id bigint, \"Name\" text, score double precision); "
+            "INSERT INTO people VALUES (1, 'ann', 0.5), (2, 'bob', NULL), (3, 'cy', 2.25)", db="remote")
+    cur = clients.pyhive_none(server).cursor()
+    cur.execute("CREATE EXTERNAL TABLE people (id BIGINT, name STRING, score DOUBLE) STORED BY JDBC "
+                + props(pg, "people"))
+    assert rows(cur, "SELECT id, name, score FROM people ORDER BY id") == \
+        [(1, "ann", 0.5), (2, "bob", None), (3, "cy", 2.25)]
+    assert rows(cur, "SELECT name FROM people WHERE score IS NULL") == [("bob",)]
+    # Filters and limit run in PostgreSQL: EXPLAIN shows the remote query.
+    plan = "\n".join(r[-1] for r in rows(cur, "EXPLAIN SELECT name FROM people WHERE id >= 2 LIMIT 1"))
+    assert "remote_query=SELECT" in plan and "WHERE" in plan and "id" in plan, plan
+    # A join with a native table.
+    cur.execute("CREATE TABLE bonus (id BIGINT, extra INT) STORED AS PARQUET")
+    cur.execute("INSERT INTO bonus VALUES (1, 10), (3, 30)")
+    assert rows(cur, "SELECT p.name, b.extra FROM people p JOIN bonus b ON p.id = b.id ORDER BY b.extra") == \
+        [("ann", 10), ("cy", 30)]
+    cur.execute("INSERT INTO people VALUES (4, 'dee', 1.0)")
+    assert pg.psql("SELECT count(*) FROM people", db="remote") == "4\n"
+    cur.execute("DROP TABLE people")
+    assert "people" in remote_tables(pg)
+    assert pg.psql("SELECT count(*) FROM people", db="remote") == "4\n"
+
+
+def test_rejected_ddl_has_hive_error_texts(server, pg):
+    cur = clients.pyhive_none(server).cursor()
+    p = props(pg, "nothing_here")
+    e = error_of(cur, f"CREATE TABLE bad1 (a INT) STORED BY '{CLASS}' STORED AS ORC {p}")
+    assert "STORED BY cannot be used with ROW FORMAT or STORED AS" in e
+    e = error_of(cur, f"CREATE TABLE bad2 (a INT) ROW FORMAT DELIMITED FIELDS TERMINATED BY ',' "
+                      f"STORED BY '{CLASS}' {p}")
+    assert "STORED BY cannot be used with ROW FORMAT or STORED AS" in e
+    e = error_of(cur, f"CREATE TABLE bad3 (a INT) STORED BY 'com.example.NoSuchHandler' {p}")
+    assert "not recognized: 'com.example.NoSuchHandler'" in e and CLASS in e
+    e = error_of(cur, f"CREATE EXTERNAL TABLE bad4 (a INT) STORED BY JDBC {p}")
+    assert "The remote table nothing_here does not exist" in e
+    pg.psql("CREATE TABLE two_cols (x int, y text)", db="remote")
+    e = error_of(cur, f"CREATE EXTERNAL TABLE bad5 (x INT) STORED BY JDBC " + props(pg, "two_cols"))
+    assert ("Column numbers do not match. Remote table columns are [x, y] and declared table "
+            "columns in Hive external table are [x]") in e
+    # A managed table over an existing remote table is refused, and that table is untouched.
+    e = error_of(cur, f"CREATE TABLE bad6 (x INT, y STRING) STORED BY JDBC " + props(pg, "two_cols"))
+    assert "already exists" in e and "two_cols" in remote_tables(pg)
+    assert not [t for t in tables_in_catalog(cur) if t.startswith("bad")]
+    e = error_of(cur, "CREATE TABLE bad7 (a INT) STORED BY JDBC TBLPROPERTIES ('hive.sql.database.type'='POSTGRES')")
+    assert "hive.sql.jdbc.url is required" in e
+
+    cur.execute("CREATE EXTERNAL TABLE ok_ext (x INT, y STRING) STORED BY JDBC " + props(pg, "two_cols"))
+    for sql in ["ALTER TABLE ok_ext RENAME TO other", "ALTER TABLE ok_ext SET LOCATION '/tmp/x'",
+                "ALTER TABLE ok_ext CHANGE COLUMN x z INT", "ALTER TABLE ok_ext REPLACE COLUMNS (x INT)"]:
+        e = error_of(cur, sql)
+        assert "ALTER TABLE can only be used for [ADDPROPS, DROPPROPS, ADDCOLS] to a non-native table" in e, sql
+    cur.execute("ALTER TABLE ok_ext SET TBLPROPERTIES ('note'='kept')")
+    assert ("note", "kept") in rows(cur, "SHOW TBLPROPERTIES ok_ext")
+    e = error_of(cur, "LOAD DATA LOCAL INPATH '/etc/hostname' INTO TABLE ok_ext")
+    assert "A non-native table cannot be used as target for LOAD" in e
+    e = error_of(cur, "TRUNCATE TABLE ok_ext")
+    assert "Cannot truncate non-native table ok_ext" in e
+    cur.execute("DROP TABLE ok_ext")
+    assert "two_cols" in remote_tables(pg)
+
+
+def test_sqlite_database(server, tmp_path):
+    db = tmp_path / "remote.db"
+    url = f"jdbc:sqlite:{db}"
+    cur = clients.pyhive_none(server).cursor()
+    cur.execute("CREATE TABLE lite (id INT, word STRING, ok BOOLEAN, price DOUBLE) STORED BY JDBC TBLPROPERTIES ("
+                f"'hive.sql.database.type'='SQLITE', 'hive.sql.jdbc.url'='{url}', 'hive.sql.table'='lite')")
+    cur.execute("INSERT INTO lite VALUES (1, 'one', true, 1.5), (2, 'two', false, NULL)")
+    with sqlite3.connect(db) as c:
+        assert c.execute("SELECT id, word, ok, price FROM lite ORDER BY id").fetchall() == \
+            [(1, "one", 1, 1.5), (2, "two", 0, None)]
+    assert rows(cur, "SELECT id, word, ok, price FROM lite WHERE id > 1") == [(2, "two", False, None)]
+    cur.execute("DROP TABLE lite")
+    with sqlite3.connect(db) as c:
+        assert c.execute("SELECT count(*) FROM sqlite_master WHERE name = 'lite'").fetchone() == (0,)
+
+
+CREATE_POINTS = ["create.after_intent", "create.after_object", "create.after_catalog",
+                 "create.after_commit_hook"]
+DROP_POINTS = ["drop.after_intent", "drop.after_catalog", "drop.after_object"]
+
+
+def create_sql(pg, name, remote, external):
+    kind = "EXTERNAL TABLE" if external else "TABLE"
+    return f"CREATE {kind} {name} (id INT, v STRING) STORED BY JDBC " + props(pg, remote)
+
+
+def restart_with(data, *extra):
+    return Server(*extra, data=data)
+
+
+@pytest.mark.parametrize("external", [False, True], ids=["managed", "external"])
+@pytest.mark.parametrize("point", CREATE_POINTS)
+def test_crash_during_create_leaves_both_sides_consistent(pg, point, external):
+    remote = f"crash_c_{CREATE_POINTS.index(point)}_{int(external)}"
+    if external:
+        pg.psql(f"CREATE TABLE {remote} (id int, v text); INSERT INTO {remote} VALUES (1, 'x')", db="remote")
+    srv = Server("--hiveconf", f"apiary.failpoints={point}=abort")
+    data = srv.data
+    try:
+        cur = clients.pyhive_none(srv).cursor()
+        with pytest.raises(Exception):
+            cur.execute(create_sql(pg, "t", remote, external))
+        srv.proc.wait(10)
+        assert not srv.alive()
+    finally:
+        srv.stop()
+    srv = restart_with(data)
+    try:
+        cur = clients.pyhive_none(srv).cursor()
+        in_catalog = "t" in tables_in_catalog(cur)
+        in_remote = remote in remote_tables(pg)
+        decided = point in ("create.after_catalog", "create.after_commit_hook")
+        assert in_catalog == decided, (point, in_catalog)
+        # Managed: the remote table exists exactly when the catalog has the table (no orphan,
+        # no row without its object). External: the remote table was there before and stays.
+        assert in_remote == (decided or external), (point, in_remote)
+        if external:
+            assert pg.psql(f"SELECT count(*) FROM {remote}", db="remote") == "1\n"
+        if decided:
+            assert rows(cur, "SELECT count(*) FROM t") == [(1 if external else 0,)]
+            cur.execute("DROP TABLE t")
+        # The same DDL can be run again.
+        cur.execute(create_sql(pg, "t", remote, external))
+        assert "t" in tables_in_catalog(cur) and remote in remote_tables(pg)
+        cur.execute("DROP TABLE t")
+        assert (remote in remote_tables(pg)) == external
+    finally:
+        srv.stop()
+
+
+@pytest.mark.parametrize("external", [False, True], ids=["managed", "external"])
+@pytest.mark.parametrize("point", DROP_POINTS)
+def test_crash_during_drop_leaves_both_sides_consistent(pg, point, external):
+    remote = f"crash_d_{DROP_POINTS.index(point)}_{int(external)}"
+    if external:
+        pg.psql(f"CREATE TABLE {remote} (id int, v text)", db="remote")
+    srv = Server()
+    data = srv.data
+    try:
+        cur = clients.pyhive_none(srv).cursor()
+        cur.execute(create_sql(pg, "t", remote, external))
+        cur.execute("INSERT INTO t VALUES (1, 'one')")
+    finally:
+        srv.stop()
+    srv = restart_with(data, "--hiveconf", f"apiary.failpoints={point}=abort")
+    try:
+        cur = clients.pyhive_none(srv).cursor()
+        with pytest.raises(Exception):
+            cur.execute("DROP TABLE t")
+        srv.proc.wait(10)
+        assert not srv.alive()
+    finally:
+        srv.stop()
+    srv = restart_with(data)
+    try:
+        cur = clients.pyhive_none(srv).cursor()
+        dropped = point != "drop.after_intent"
+        assert ("t" in tables_in_catalog(cur)) == (not dropped), point
+        in_remote = remote in remote_tables(pg)
+        # Managed: the object goes with the table; external: it always stays.
+        assert in_remote == (external or not dropped), (point, in_remote)
+        if not dropped:
+            assert rows(cur, "SELECT v FROM t") == [("one",)]
+        cur.execute("DROP TABLE IF EXISTS t")
+        assert "t" not in tables_in_catalog(cur)
+        assert (remote in remote_tables(pg)) == external
+        cur.execute(create_sql(pg, "t", remote, external))
+        cur.execute("DROP TABLE t")
+    finally:
+        srv.stop()
+
+
+def test_failing_hook_leaves_both_sides_as_they_were(pg):
+    srv = Server("--hiveconf", "apiary.failpoints=create.after_object=error")
+    try:
+        cur = clients.pyhive_none(srv).cursor()
+        e = error_of(cur, create_sql(pg, "t", "hook_fails", False))
+        assert "injected failure at fail point create.after_object" in e
+        assert "t" not in tables_in_catalog(cur)
+        assert "hook_fails" not in remote_tables(pg)
+        assert srv.alive()
+    finally:
+        srv.stop()
+    srv = Server()
+    try:
+        cur = clients.pyhive_none(srv).cursor()
+        cur.execute(create_sql(pg, "t", "hook_fails", False))
+        assert "hook_fails" in remote_tables(pg)
+        cur.execute("DROP TABLE t")
+    finally:
+        srv.stop()
+
+
+def test_drop_database_cascade_runs_each_tables_hooks(server, pg):
+    cur = clients.pyhive_none(server).cursor()
+    pg.psql("CREATE TABLE cascade_ext (id int, v text)", db="remote")
+    cur.execute("CREATE DATABASE handlers_db")
+    cur.execute("CREATE TABLE handlers_db.m (id INT, v STRING) STORED BY JDBC " + props(pg, "cascade_managed"))
+    cur.execute("CREATE EXTERNAL TABLE handlers_db.e (id INT, v STRING) STORED BY JDBC " + props(pg, "cascade_ext"))
+    assert "cascade_managed" in remote_tables(pg)
+    cur.execute("DROP DATABASE handlers_db CASCADE")
+    assert "cascade_managed" not in remote_tables(pg)
+    assert "cascade_ext" in remote_tables(pg)
