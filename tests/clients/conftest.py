@@ -90,7 +90,8 @@ def nosasl_server():
 class Postgres:
     """A throwaway PostgreSQL cluster on a free loopback port, in its own folder."""
 
-    def __init__(self):
+    def __init__(self, *settings):
+        """`settings` are `name=value` server settings (e.g. shared_preload_libraries=...)."""
         import glob
         import pwd
         import socket
@@ -114,7 +115,7 @@ class Postgres:
                                  "--auth=trust", "-E", "UTF8"], check=True, capture_output=True)
         self.proc = subprocess.Popen(
             run_as + [os.path.join(bindir, "postgres"), "-D", data, "-p", str(self.port),
-                      "-h", "127.0.0.1", "-k", self.dir],
+                      "-h", "127.0.0.1", "-k", self.dir] + [a for kv in settings for a in ("-c", kv)],
             stdout=subprocess.DEVNULL, stderr=open(os.path.join(self.dir, "pg.log"), "w"))
         deadline = time.time() + 30
         while time.time() < deadline:

@@ -16,8 +16,10 @@ CLASS = "org.apache.hive.storage.jdbc.JdbcStorageHandler"
 
 @pytest.fixture(scope="module")
 def pg():
-    p = Postgres()
+    # pg_stat_statements: the remote server's own count of the rows each query returned.
+    p = Postgres("shared_preload_libraries=pg_stat_statements")
     p.psql("CREATE DATABASE remote")
+    p.psql("CREATE EXTENSION pg_stat_statements", db="remote")
     yield p
     p.stop()
 
@@ -105,6 +107,14 @@ def test_external_table_reads_an_existing_remote_table_and_drop_keeps_it(server,
     # Filters and limit run in PostgreSQL: EXPLAIN shows the remote query.
     plan = "\n".join(r[-1] for r in rows(cur, "EXPLAIN SELECT name FROM people WHERE id >= 2 LIMIT 1"))
     assert "remote_query=SELECT" in plan and "WHERE" in plan and "id" in plan, plan
+    # Aggregates run in PostgreSQL too: only the groups travel.
+    assert rows(cur, "SELECT name, count(*), max(id) FROM people GROUP BY name ORDER BY name") == \
+        [("ann", 1, 1), ("bob", 1, 2), ("cy", 1, 3)]
+    assert rows(cur, "SELECT count(*), sum(score), min(name), max(id), avg(score) FROM people WHERE id > 1") == \
+        [(2, 2.25, "bob", 3, 2.25)]
+    plan = "\n".join(r[-1] for r in rows(cur, "EXPLAIN SELECT name, count(*), max(score) FROM people "
+                                             "WHERE id > 1 GROUP BY name"))
+    assert "GROUP BY" in plan and "count(*)" in plan.lower() and "WHERE" in plan, plan
     # A join with a native table.
     cur.execute("CREATE TABLE bonus (id BIGINT, extra INT) STORED AS PARQUET")
     cur.execute("INSERT INTO bonus VALUES (1, 10), (3, 30)")
@@ -115,6 +125,28 @@ def test_external_table_reads_an_existing_remote_table_and_drop_keeps_it(server,
     cur.execute("DROP TABLE people")
     assert "people" in remote_tables(pg)
     assert pg.psql("SELECT count(*) FROM people", db="remote") == "4\n"
+
+
+def test_pushdown_transfers_only_the_result_rows(server, pg):
+    pg.psql("CREATE TABLE big AS SELECT g::bigint AS id, g % 100 AS grp, (g % 1000)::double precision AS val "
+            "FROM generate_series(1, 1000000) g", db="remote")
+    cur = clients.pyhive_none(server).cursor()
+    cur.execute("CREATE EXTERNAL TABLE big (id BIGINT, grp INT, val DOUBLE) STORED BY JDBC " + props(pg, "big"))
+    cur.execute("CREATE EXTERNAL TABLE big_local (id BIGINT, grp INT, val DOUBLE) STORED BY JDBC "
+                + props(pg, "big", **{"apiary.jdbc.pushdown": "false"}))
+    query = "SELECT grp, count(*), sum(val) FROM {} WHERE id <= 500000 GROUP BY grp ORDER BY grp"
+    pg.psql("SELECT pg_stat_statements_reset()", db="remote")
+    pushed = rows(cur, query.format("big"))
+    returned = pg.psql("SELECT sum(rows) FROM pg_stat_statements WHERE query LIKE '%FROM big%'", db="remote")
+    assert len(pushed) == 100 and pushed[0] == (0, 5000, sum(float(g % 1000) for g in range(100, 500001, 100)))
+    assert int(returned) == 100, returned
+    pg.psql("SELECT pg_stat_statements_reset()", db="remote")
+    local = rows(cur, query.format("big_local"))
+    returned = pg.psql("SELECT sum(rows) FROM pg_stat_statements WHERE query LIKE '%FROM big%'", db="remote")
+    assert local == pushed
+    assert int(returned) == 1000000, returned
+    cur.execute("DROP TABLE big")
+    cur.execute("DROP TABLE big_local")
 
 
 def test_rejected_ddl_has_hive_error_texts(server, pg):

@@ -135,8 +135,11 @@ impl Engine {
                 "datafusion.execution.parquet.schema_force_view_types",
                 false,
             );
-        let state = SessionStateBuilder::new()
-            .with_config(config)
+        let mut builder = SessionStateBuilder::new().with_config(config);
+        for rule in self.handlers.optimizer_rules() {
+            builder = builder.with_optimizer_rule(rule);
+        }
+        let state = builder
             .with_runtime_env(self.runtime.clone())
             .with_catalog_list(self.catalogs.clone())
             // Before the defaults, so Hive's 0-based array subscripts win.

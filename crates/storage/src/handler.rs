@@ -200,6 +200,12 @@ pub trait StorageHandler: Send + Sync {
         JobProperties::default()
     }
 
+    /// Logical optimizer rules that push work into its system (aggregates, joins), added to
+    /// every session.
+    fn optimizer_rules(&self) -> Vec<Arc<dyn datafusion::optimizer::OptimizerRule + Send + Sync>> {
+        Vec::new()
+    }
+
     /// The table's reader.
     async fn table_provider(
         &self,
@@ -261,6 +267,16 @@ impl Registry {
             .iter()
             .find(|h| h.class_name() == name || h.short_name().eq_ignore_ascii_case(name))
             .cloned()
+    }
+
+    /// Every handler's optimizer rules.
+    pub fn optimizer_rules(
+        &self,
+    ) -> Vec<Arc<dyn datafusion::optimizer::OptimizerRule + Send + Sync>> {
+        self.handlers
+            .iter()
+            .flat_map(|h| h.optimizer_rules())
+            .collect()
     }
 
     /// `class (SHORT)` for each handler, for error messages.

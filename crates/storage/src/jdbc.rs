@@ -44,6 +44,8 @@ use crate::types::HiveType;
 pub const CLASS: &str = "org.apache.hive.storage.jdbc.JdbcStorageHandler";
 const SERDE: &str = "org.apache.hive.storage.jdbc.JdbcSerDe";
 const PASSWORD: &str = "hive.sql.dbcp.password";
+/// Table property: `false` reads every row and filters and aggregates here (for comparison).
+pub const PUSHDOWN: &str = "apiary.jdbc.pushdown";
 /// Rows per batch read from the remote database.
 const BATCH_ROWS: usize = 8192;
 /// Rows per INSERT statement sent to the remote database.
@@ -701,6 +703,10 @@ impl StorageHandler for JdbcHandler {
         &[PASSWORD]
     }
 
+    fn optimizer_rules(&self) -> Vec<Arc<dyn datafusion::optimizer::OptimizerRule + Send + Sync>> {
+        vec![Arc::new(AggregatePushdown)]
+    }
+
     fn validate(&self, table: &Table) -> HandlerResult<()> {
         remote_of_table(table).map(|_| ())
     }
@@ -713,7 +719,7 @@ impl StorageHandler for JdbcHandler {
         JobProperties(
             all_properties(table)
                 .into_iter()
-                .filter(|(k, _)| k.starts_with("hive.sql."))
+                .filter(|(k, _)| k.starts_with("hive.sql.") || k == PUSHDOWN)
                 .collect(),
         )
     }
@@ -749,11 +755,15 @@ impl StorageHandler for JdbcHandler {
                     .unwrap_or_else(|| c.name.clone())
             })
             .collect();
+        let pushdown = !job
+            .get(PUSHDOWN)
+            .is_some_and(|v| v.eq_ignore_ascii_case("false"));
         Ok(Arc::new(JdbcTable {
             remote,
             schema: Arc::new(Schema::new(fields)),
             names,
             hive_name: table.qualified_name(),
+            pushdown,
         }))
     }
 
@@ -891,6 +901,8 @@ struct JdbcTable {
     /// The remote column name of each field.
     names: Vec<String>,
     hive_name: String,
+    /// Whether filters, limits and aggregates run remotely (`apiary.jdbc.pushdown`).
+    pushdown: bool,
 }
 
 impl JdbcTable {
@@ -903,6 +915,9 @@ impl JdbcTable {
 
     /// A filter as remote SQL, if it can run there with the same meaning.
     fn filter_sql(&self, e: &Expr) -> Option<String> {
+        if !self.pushdown {
+            return None;
+        }
         let mut ok = true;
         let _ = e.apply(|n| {
             let allowed = match n {
@@ -1029,7 +1044,7 @@ impl TableProvider for JdbcTable {
                 "a filter the JDBC table did not accept was pushed to it".into(),
             ));
         }
-        let sql = self.select_sql(&projection, &pushed, limit);
+        let sql = self.select_sql(&projection, &pushed, limit.filter(|_| self.pushdown));
         let schema = Arc::new(self.schema.project(&projection)?);
         Ok(Arc::new(JdbcScanExec::new(
             self.remote.clone(),
@@ -1131,10 +1146,14 @@ impl ExecutionPlan for JdbcScanExec {
         let sql = self.sql.clone();
         let schema = self.schema.clone();
         tracing::info!(table = %self.table, remote_query = %sql, "JDBC scan");
+        let table = self.table.clone();
         tokio::spawn(async move {
             let tx2 = tx.clone();
-            if let Err(e) = fetch(remote, sql, schema, tx).await {
-                let _ = tx2.send(Err(DataFusionError::External(Box::new(e)))).await;
+            match fetch(remote, sql, schema, tx).await {
+                Ok(rows) => tracing::info!(table = %table, rows, "JDBC scan received its rows"),
+                Err(e) => {
+                    let _ = tx2.send(Err(DataFusionError::External(Box::new(e)))).await;
+                }
             }
         });
         let stream =
@@ -1181,8 +1200,9 @@ async fn fetch(
     sql: String,
     schema: SchemaRef,
     tx: tokio::sync::mpsc::Sender<DfResult<RecordBatch>>,
-) -> HandlerResult<()> {
+) -> HandlerResult<u64> {
     let width = schema.fields().len();
+    let mut total = 0u64;
     match &remote.connect {
         Connect::Postgres(c) => {
             let client = pg_connect(c).await?;
@@ -1192,6 +1212,7 @@ async fn fetch(
             let mut rows: Vec<Vec<Option<String>>> = Vec::with_capacity(BATCH_ROWS);
             while let Some(row) = stream.next().await {
                 let row = row.map_err(pg_err)?;
+                total += 1;
                 rows.push(
                     (0..width)
                         .map(|i| row.get::<_, Option<String>>(i))
@@ -1201,7 +1222,7 @@ async fn fetch(
                     let batch = to_batch(&schema, &rows).map_err(remote_err)?;
                     rows.clear();
                     if tx.send(Ok(batch)).await.is_err() {
-                        return Ok(());
+                        return Ok(total);
                     }
                 }
             }
@@ -1209,7 +1230,7 @@ async fn fetch(
                 let batch = to_batch(&schema, &rows).map_err(remote_err)?;
                 let _ = tx.send(Ok(batch)).await;
             }
-            Ok(())
+            Ok(total)
         }
         Connect::Sqlite(path) => {
             let path = path.clone();
@@ -1231,11 +1252,12 @@ async fn fetch(
                         });
                     }
                     rows.push(out);
+                    total += 1;
                     if rows.len() == BATCH_ROWS {
                         let batch = to_batch(&schema, &rows).map_err(remote_err)?;
                         rows.clear();
                         if tx.blocking_send(Ok(batch)).is_err() {
-                            return Ok(());
+                            return Ok(total);
                         }
                     }
                 }
@@ -1243,7 +1265,7 @@ async fn fetch(
                     let batch = to_batch(&schema, &rows).map_err(remote_err)?;
                     let _ = tx.blocking_send(Ok(batch));
                 }
-                Ok(())
+                Ok(total)
             })
             .await
         }
@@ -1316,5 +1338,221 @@ mod tests {
             "Column numbers do not match. Remote table columns are [id, name] and declared table columns in Hive external table are [id]"
         );
         assert!(check_columns(&t, &["ID".into()]).is_ok());
+    }
+}
+
+/// Pushes an aggregation over one JDBC table (GROUP BY columns; COUNT, SUM, MIN, MAX, AVG of
+/// columns; the table's pushed filters) into the remote SQL, so only the groups travel. Runs
+/// after DataFusion's own rules have moved filters and projections into the scan.
+#[derive(Debug, Default)]
+pub struct AggregatePushdown;
+
+impl datafusion::optimizer::OptimizerRule for AggregatePushdown {
+    fn name(&self) -> &str {
+        "jdbc_aggregate_pushdown"
+    }
+
+    fn apply_order(&self) -> Option<datafusion::optimizer::ApplyOrder> {
+        Some(datafusion::optimizer::ApplyOrder::BottomUp)
+    }
+
+    fn rewrite(
+        &self,
+        plan: datafusion::logical_expr::LogicalPlan,
+        _config: &dyn datafusion::optimizer::OptimizerConfig,
+    ) -> DfResult<Transformed<datafusion::logical_expr::LogicalPlan>> {
+        match push_aggregate(&plan)? {
+            Some(new) => Ok(Transformed::yes(new)),
+            None => Ok(Transformed::no(plan)),
+        }
+    }
+}
+
+fn push_aggregate(
+    plan: &datafusion::logical_expr::LogicalPlan,
+) -> DfResult<Option<datafusion::logical_expr::LogicalPlan>> {
+    use datafusion::logical_expr::{LogicalPlan, LogicalPlanBuilder};
+    let LogicalPlan::Aggregate(agg) = plan else {
+        return Ok(None);
+    };
+    let LogicalPlan::TableScan(scan) = agg.input.as_ref() else {
+        return Ok(None);
+    };
+    if scan.fetch.is_some() {
+        return Ok(None);
+    }
+    let Ok(provider) = datafusion::datasource::source_as_provider(&scan.source) else {
+        return Ok(None);
+    };
+    let Some(table) = provider
+        .as_ref()
+        .downcast_ref::<JdbcTable>()
+        .filter(|t| t.pushdown)
+    else {
+        return Ok(None);
+    };
+    let column_sql = |e: &Expr| -> Option<String> {
+        match e {
+            Expr::Column(c) => {
+                let i = table.schema.index_of(&c.name).ok()?;
+                Some(quoted(&table.names[i]))
+            }
+            _ => None,
+        }
+    };
+    let mut outputs: Vec<String> = Vec::new();
+    let mut groups: Vec<String> = Vec::new();
+    for g in &agg.group_expr {
+        let Some(sql) = column_sql(g) else {
+            return Ok(None);
+        };
+        groups.push(sql.clone());
+        outputs.push(sql);
+    }
+    for a in &agg.aggr_expr {
+        let inner = match a {
+            Expr::Alias(al) => al.expr.as_ref(),
+            other => other,
+        };
+        let Expr::AggregateFunction(f) = inner else {
+            return Ok(None);
+        };
+        let p = &f.params;
+        if p.filter.is_some() || !p.order_by.is_empty() || p.null_treatment.is_some() {
+            return Ok(None);
+        }
+        let name = f.func.name().to_ascii_lowercase();
+        if !matches!(name.as_str(), "count" | "sum" | "min" | "max" | "avg") {
+            return Ok(None);
+        }
+        let arg = match p.args.as_slice() {
+            [Expr::Literal(v, _)] if name == "count" && !v.is_null() && !p.distinct => "*".into(),
+            [e] => match column_sql(e) {
+                Some(c) if p.distinct => format!("DISTINCT {c}"),
+                Some(c) => c,
+                None => return Ok(None),
+            },
+            _ => return Ok(None),
+        };
+        outputs.push(format!("{}({arg})", name.to_uppercase()));
+    }
+    let filters: Vec<String> = scan
+        .filters
+        .iter()
+        .map(|f| table.filter_sql(f))
+        .collect::<Option<Vec<_>>>()
+        .unwrap_or_default();
+    if filters.len() != scan.filters.len() {
+        return Ok(None);
+    }
+    let from = match (&table.remote.table, &table.remote.query) {
+        (Some(t), _) => t.sql(),
+        (None, Some(q)) => format!("({q}) AS apiary_q"),
+        (None, None) => return Ok(None),
+    };
+    let select: Vec<String> = outputs
+        .iter()
+        .enumerate()
+        .map(|(i, o)| match table.remote.kind {
+            Kind::Postgres => format!("CAST({o} AS TEXT) AS c{i}"),
+            Kind::Sqlite => format!("{o} AS c{i}"),
+        })
+        .collect();
+    let mut sql = format!("SELECT {} FROM {from}", select.join(", "));
+    if !filters.is_empty() {
+        let f: Vec<String> = filters.iter().map(|f| format!("({f})")).collect();
+        sql.push_str(&format!(" WHERE {}", f.join(" AND ")));
+    }
+    if !groups.is_empty() {
+        sql.push_str(&format!(" GROUP BY {}", groups.join(", ")));
+    }
+    // The remote result, one column per output of the aggregation, named c0, c1, ...
+    let out_schema = agg.schema.as_ref();
+    let fields: Vec<arrow::datatypes::Field> = out_schema
+        .fields()
+        .iter()
+        .enumerate()
+        .map(|(i, f)| arrow::datatypes::Field::new(format!("c{i}"), f.data_type().clone(), true))
+        .collect();
+    let pushed = JdbcQueryTable {
+        remote: table.remote.clone(),
+        sql,
+        schema: Arc::new(Schema::new(fields)),
+        hive_name: table.hive_name.clone(),
+    };
+    let source = datafusion::datasource::provider_as_source(Arc::new(pushed));
+    let scan_plan = LogicalPlanBuilder::scan("jdbc_pushdown", source, None)?.build()?;
+    let exprs: Vec<Expr> = out_schema
+        .iter()
+        .enumerate()
+        .map(|(i, (qualifier, f))| {
+            Expr::Column(datafusion::common::Column::new(
+                Some("jdbc_pushdown"),
+                format!("c{i}"),
+            ))
+            .alias_qualified(qualifier.cloned(), f.name())
+        })
+        .collect();
+    Ok(Some(
+        LogicalPlanBuilder::from(scan_plan)
+            .project(exprs)?
+            .build()?,
+    ))
+}
+
+/// A query already written in the remote SQL (an aggregation pushed down).
+#[derive(Debug)]
+struct JdbcQueryTable {
+    remote: Remote,
+    sql: String,
+    schema: SchemaRef,
+    hive_name: String,
+}
+
+#[async_trait]
+impl TableProvider for JdbcQueryTable {
+    fn schema(&self) -> SchemaRef {
+        self.schema.clone()
+    }
+
+    fn table_type(&self) -> DfTableType {
+        DfTableType::Base
+    }
+
+    async fn scan(
+        &self,
+        _state: &dyn Session,
+        projection: Option<&Vec<usize>>,
+        _filters: &[Expr],
+        _limit: Option<usize>,
+    ) -> DfResult<Arc<dyn ExecutionPlan>> {
+        let (sql, schema) = match projection {
+            Some(p) if p.len() != self.schema.fields().len() => {
+                let cols: Vec<String> = p
+                    .iter()
+                    .map(|&i| self.schema.field(i).name().clone())
+                    .collect();
+                let cols = if cols.is_empty() {
+                    vec!["1".to_string()]
+                } else {
+                    cols
+                };
+                (
+                    format!(
+                        "SELECT {} FROM ({}) AS apiary_agg",
+                        cols.join(", "),
+                        self.sql
+                    ),
+                    Arc::new(self.schema.project(p)?),
+                )
+            }
+            _ => (self.sql.clone(), self.schema.clone()),
+        };
+        Ok(Arc::new(JdbcScanExec::new(
+            self.remote.clone(),
+            sql,
+            schema,
+            self.hive_name.clone(),
+        )))
     }
 }
