@@ -154,6 +154,21 @@ pub trait MetaHook: Send + Sync {
     /// Whether the object exists and who made it, for recovery.
     async fn object_state(&self, table: &Table, op: &OpTag) -> HandlerResult<ObjectState>;
 
+    /// Before an INSERT writes through the handler (Hive's `preInsertTable`).
+    async fn pre_insert_table(&self, _table: &Table, _overwrite: bool) -> HandlerResult<()> {
+        Ok(())
+    }
+
+    /// The handler's write succeeded (Hive's `commitInsertTable`).
+    async fn commit_insert_table(&self, _table: &Table, _overwrite: bool) -> HandlerResult<()> {
+        Ok(())
+    }
+
+    /// The handler's write failed (Hive's `rollbackInsertTable`).
+    async fn rollback_insert_table(&self, _table: &Table, _overwrite: bool) -> HandlerResult<()> {
+        Ok(())
+    }
+
     /// Before ALTER TABLE `op` changes the catalog entry from `old` to `new`.
     async fn pre_alter_table(&self, _old: &Table, _new: &Table, _op: AlterOp) -> HandlerResult<()> {
         Ok(())
