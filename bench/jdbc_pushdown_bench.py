@@ -55,7 +55,7 @@ def main():
             run(table)  # warm-up
             pg.psql("SELECT pg_stat_statements_reset()", db="remote")
             p50, best, worst = timed(lambda: run(table), RUNS)
-            sent = pg.psql("SELECT sum(rows) FROM pg_stat_statements WHERE query LIKE '%FROM big%'",
+            sent = pg.psql("SELECT sum(rows) FROM pg_stat_statements WHERE query LIKE '%FROM \"big\"%'",
                            db="remote").strip()
             print(f"{label:12s} p50 {p50:8.1f} ms  min {best:8.1f}  max {worst:8.1f}  "
                   f"rows sent by PostgreSQL per query: {int(sent) // RUNS}")

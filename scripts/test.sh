@@ -42,6 +42,13 @@ if ! command -v initdb >/dev/null 2>&1 && ! ls /usr/lib/postgresql/*/bin/initdb 
   else sudo apt-get update -qq && sudo apt-get install -y -qq postgresql >/dev/null; fi
 fi
 
+# MariaDB for the JDBC handler's MySQL tests (the tests start their own server).
+if ! command -v mariadbd >/dev/null 2>&1 && [ ! -x /usr/sbin/mariadbd ]; then
+  echo "== installing MariaDB"
+  if [ "$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq mariadb-server >/dev/null
+  else sudo apt-get update -qq && sudo apt-get install -y -qq mariadb-server >/dev/null; fi
+fi
+
 echo "== client tests"
 export APIARY_NODE_MODULES="$NODE_CACHE/node_modules"
 export APIARY_BIN="$CARGO_TARGET_DIR/debug/apiary"

@@ -151,3 +151,57 @@ def postgres():
     pg = Postgres()
     yield pg
     pg.stop()
+
+
+class MariaDB:
+    """A throwaway MariaDB server on a free loopback port, in its own folder (grant tables off:
+    any user connects without a password)."""
+
+    def __init__(self):
+        import socket
+
+        mysqld = shutil.which("mariadbd") or ("/usr/sbin/mariadbd" if os.path.exists("/usr/sbin/mariadbd") else None)
+        install = shutil.which("mariadb-install-db")
+        if not mysqld or not install:
+            raise RuntimeError("MariaDB is not installed (scripts/test.sh installs it)")
+        self.dir = tempfile.mkdtemp(prefix="apiary-mariadb-")
+        data = os.path.join(self.dir, "data")
+        # mariadbd runs as root only when told to.
+        user = ["--user=root"] if os.getuid() == 0 else []
+        subprocess.run([install, "--no-defaults", f"--datadir={data}", "--skip-test-db",
+                        "--auth-root-authentication-method=normal"] + user,
+                       check=True, capture_output=True)
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            self.port = s.getsockname()[1]
+        self.proc = subprocess.Popen(
+            [mysqld, "--no-defaults", f"--datadir={data}", f"--port={self.port}", "--bind-address=127.0.0.1",
+             f"--socket={os.path.join(self.dir, 'sock')}", f"--pid-file={os.path.join(self.dir, 'pid')}",
+             "--skip-grant-tables", "--skip-name-resolve"] + user,
+            stdout=subprocess.DEVNULL, stderr=open(os.path.join(self.dir, "mariadb.log"), "w"))
+        deadline = time.time() + 60
+        while time.time() < deadline:
+            r = subprocess.run(self._client() + ["-e", "SELECT 1"], capture_output=True)
+            if r.returncode == 0:
+                break
+            time.sleep(0.2)
+        else:
+            self.stop()
+            raise RuntimeError("MariaDB did not start")
+
+    def _client(self):
+        return ["mariadb", "--no-defaults", "-h", "127.0.0.1", "-P", str(self.port), "-u", "root", "-N", "-B"]
+
+    def sql(self, sql, db=None):
+        r = subprocess.run(self._client() + ([db] if db else []) + ["-e", sql],
+                           capture_output=True, text=True, check=True)
+        return r.stdout
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+        shutil.rmtree(self.dir, ignore_errors=True)

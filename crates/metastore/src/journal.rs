@@ -25,6 +25,10 @@ pub enum IntentState {
     /// The catalog changed (table added or removed) in the same transaction as this state:
     /// the operation is decided, and recovery finishes the handler's side.
     Committed,
+    /// Decided the other way: the catalog will not change; what the handler did is being
+    /// undone. Only `Pending` can become `Aborting`, so an operation is never both
+    /// committed and undone, even when a commit's outcome was unknown to its caller.
+    Aborting,
 }
 
 /// One operation in the journal.

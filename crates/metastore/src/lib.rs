@@ -80,12 +80,16 @@ pub trait Metastore: Send + Sync + std::fmt::Debug {
     async fn record_intent(&self, intent: &Intent) -> Result<()>;
 
     /// In one transaction: adds `intent.table` to the catalog and marks the intent
-    /// `Committed`.
+    /// `Committed`. `Conflict` unless the intent is `Pending`.
     async fn commit_create_intent(&self, intent_id: &str) -> Result<()>;
 
     /// In one transaction: removes the intent's table (and its partitions) from the catalog
-    /// and marks the intent `Committed`.
+    /// and marks the intent `Committed`. `Conflict` unless the intent is `Pending`.
     async fn commit_drop_intent(&self, intent_id: &str) -> Result<()>;
+
+    /// Decides to undo an intent: `Pending` becomes `Aborting` (true); `Aborting` stays (true);
+    /// `Committed` or gone stays as it is (false): then it must not be undone.
+    async fn abort_intent(&self, intent_id: &str) -> Result<bool>;
 
     /// Removes a finished (or undone) intent.
     async fn finish_intent(&self, intent_id: &str) -> Result<()>;

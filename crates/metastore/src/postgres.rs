@@ -176,6 +176,17 @@ async fn save_intent(tx: &Transaction<'_>, intent: &Intent) -> Result<()> {
     Ok(())
 }
 
+fn require_pending(intent: &Intent) -> Result<()> {
+    if intent.state == IntentState::Pending {
+        Ok(())
+    } else {
+        Err(MetastoreError::Conflict(format!(
+            "operation {} is {:?}, not pending",
+            intent.id, intent.state
+        )))
+    }
+}
+
 async fn db_exists(tx: &Transaction<'_>, db: &str) -> Result<bool> {
     Ok(!tx
         .query("SELECT 1 FROM apiary_dbs WHERE name = $1", &[&db])
@@ -524,8 +535,8 @@ impl Metastore for PostgresMetastore {
                     )
                     .await?;
                 if let Some(other) = busy.first() {
-                    return Err(MetastoreError::Conflict(format!(
-                        "table {db}.{name} is being changed by operation {}",
+                    return Err(MetastoreError::InvalidOperation(format!(
+                        "table {db}.{name} has an unfinished operation {} (running, or interrupted: an interrupted one is settled when its server starts)",
                         other.get::<_, &str>(0)
                     )));
                 }
@@ -553,6 +564,7 @@ impl Metastore for PostgresMetastore {
         self.write(move |tx| {
             Box::pin(async move {
                 let mut intent = load_intent(tx, &id).await?;
+                require_pending(&intent)?;
                 let t = &intent.table;
                 if load_table(tx, &t.database, &t.name).await?.is_some() {
                     return Err(MetastoreError::AlreadyExists(format!(
@@ -578,6 +590,7 @@ impl Metastore for PostgresMetastore {
         self.write(move |tx| {
             Box::pin(async move {
                 let mut intent = load_intent(tx, &id).await?;
+                require_pending(&intent)?;
                 let t = &intent.table;
                 tx.execute(
                     "DELETE FROM apiary_tbls WHERE db = $1 AND name = $2",
@@ -591,6 +604,29 @@ impl Metastore for PostgresMetastore {
                 .await?;
                 intent.state = IntentState::Committed;
                 save_intent(tx, &intent).await
+            })
+        })
+        .await
+    }
+
+    async fn abort_intent(&self, intent_id: &str) -> Result<bool> {
+        let id = intent_id.to_string();
+        self.write(move |tx| {
+            Box::pin(async move {
+                let mut intent = match load_intent(tx, &id).await {
+                    Ok(i) => i,
+                    Err(MetastoreError::NoSuchObject(_)) => return Ok(false),
+                    Err(e) => return Err(e),
+                };
+                match intent.state {
+                    IntentState::Committed => Ok(false),
+                    IntentState::Aborting => Ok(true),
+                    IntentState::Pending => {
+                        intent.state = IntentState::Aborting;
+                        save_intent(tx, &intent).await?;
+                        Ok(true)
+                    }
+                }
             })
         })
         .await

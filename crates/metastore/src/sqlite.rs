@@ -169,6 +169,17 @@ fn save_intent(conn: &Connection, intent: &Intent) -> Result<()> {
     Ok(())
 }
 
+fn require_pending(intent: &Intent) -> Result<()> {
+    if intent.state == IntentState::Pending {
+        Ok(())
+    } else {
+        Err(MetastoreError::Conflict(format!(
+            "operation {} is {:?}, not pending",
+            intent.id, intent.state
+        )))
+    }
+}
+
 fn db_exists(conn: &Connection, db: &str) -> Result<bool> {
     Ok(conn
         .query_row("SELECT 1 FROM dbs WHERE name = ?1", params![db], |_| Ok(()))
@@ -482,8 +493,8 @@ impl Metastore for SqliteMetastore {
                 )
                 .optional()?;
             if let Some(other) = busy {
-                return Err(MetastoreError::Conflict(format!(
-                    "table {db}.{name} is being changed by operation {other}"
+                return Err(MetastoreError::InvalidOperation(format!(
+                    "table {db}.{name} has an unfinished operation {other} (running, or interrupted: an interrupted one is settled when its server starts)"
                 )));
             }
             if intent.kind == IntentKind::CreateTable {
@@ -507,6 +518,7 @@ impl Metastore for SqliteMetastore {
         let id = intent_id.to_string();
         self.write(move |tx| {
             let mut intent = load_intent(tx, &id)?;
+            require_pending(&intent)?;
             let t = &intent.table;
             if load_table(tx, &t.database, &t.name)?.is_some() {
                 return Err(MetastoreError::AlreadyExists(format!(
@@ -528,6 +540,7 @@ impl Metastore for SqliteMetastore {
         let id = intent_id.to_string();
         self.write(move |tx| {
             let mut intent = load_intent(tx, &id)?;
+            require_pending(&intent)?;
             let t = &intent.table;
             tx.execute(
                 "DELETE FROM tbls WHERE db = ?1 AND name = ?2",
@@ -539,6 +552,27 @@ impl Metastore for SqliteMetastore {
             )?;
             intent.state = IntentState::Committed;
             save_intent(tx, &intent)
+        })
+        .await
+    }
+
+    async fn abort_intent(&self, intent_id: &str) -> Result<bool> {
+        let id = intent_id.to_string();
+        self.write(move |tx| {
+            let mut intent = match load_intent(tx, &id) {
+                Ok(i) => i,
+                Err(MetastoreError::NoSuchObject(_)) => return Ok(false),
+                Err(e) => return Err(e),
+            };
+            match intent.state {
+                IntentState::Committed => Ok(false),
+                IntentState::Aborting => Ok(true),
+                IntentState::Pending => {
+                    intent.state = IntentState::Aborting;
+                    save_intent(tx, &intent)?;
+                    Ok(true)
+                }
+            }
         })
         .await
     }

@@ -1243,14 +1243,33 @@ impl SqlSession {
             let ctx = self.context().clone();
             let table = table.clone();
             return Ok(crate::session::Task(Box::pin(async move {
+                let failed = |e: apiary_storage::handler::HandlerError| {
+                    SqlError::Execution(format!("org.apache.hadoop.hive.ql.exec.MoveTask. {e}"))
+                };
+                let hook = handler.meta_hook();
+                if let Some(h) = hook {
+                    h.pre_insert_table(&table, overwrite)
+                        .await
+                        .map_err(failed)?;
+                }
                 let stream = crate::session::execute(&ctx, plan).await?;
                 let job = handler.job_properties(&table);
-                let rows = handler
-                    .insert(&table, job, stream, overwrite)
-                    .await
-                    .map_err(|e| {
-                        SqlError::Execution(format!("org.apache.hadoop.hive.ql.exec.MoveTask. {e}"))
-                    })?;
+                let rows = match handler.insert(&table, job, stream, overwrite).await {
+                    Ok(rows) => rows,
+                    Err(e) => {
+                        if let Some(h) = hook {
+                            if let Err(r) = h.rollback_insert_table(&table, overwrite).await {
+                                tracing::warn!(error = %r, "rollback hook of INSERT failed");
+                            }
+                        }
+                        return Err(failed(e));
+                    }
+                };
+                if let Some(h) = hook {
+                    h.commit_insert_table(&table, overwrite)
+                        .await
+                        .map_err(failed)?;
+                }
                 tracing::info!(table = %table.qualified_name(), rows, overwrite, "insert into a non-native table committed");
                 Ok(())
             })));

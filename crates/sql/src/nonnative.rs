@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 use apiary_metastore::{Intent, IntentKind, IntentState, Metastore, Table};
 use apiary_storage::handler::{
-    AlterOp, HandlerError, MetaHook, ObjectState, OpTag, Registry, StorageHandler,
+    AlterOp, HandlerError, MetaHook, ObjectState, OpTag, Registry, StorageHandler, CREATED_BY,
 };
 
 use crate::error::SqlError;
@@ -83,7 +83,14 @@ pub(crate) async fn create(
     table: &Table,
 ) -> Result<(), SqlError> {
     handler.validate(table).map_err(ddl_error)?;
-    let intent = new_intent(owner, IntentKind::CreateTable, table, false);
+    let mut intent = new_intent(owner, IntentKind::CreateTable, table, false);
+    if table.table_type == apiary_metastore::TableType::Managed {
+        intent
+            .table
+            .parameters
+            .insert(CREATED_BY.into(), intent.id.clone());
+    }
+    let table = &intent.table.clone();
     let op = OpTag {
         id: intent.id.clone(),
     };
@@ -99,7 +106,13 @@ pub(crate) async fn create(
         return Err(undo_create(metastore, hook, table, &op, e).await);
     }
     if let Err(e) = metastore.commit_create_intent(&intent.id).await {
-        return Err(undo_create(metastore, hook, table, &op, e.into()).await);
+        // The outcome may be unknown (the connection broke during COMMIT): undo only if the
+        // journal can still be turned to Aborting, that is, the commit did not happen.
+        match metastore.abort_intent(&intent.id).await {
+            Ok(true) => return Err(undo_create(metastore, hook, table, &op, e.into()).await),
+            Ok(false) => tracing::info!(intent = %intent.id, "the catalog commit had gone through"),
+            Err(_) => return Err(e.into()),
+        }
     }
     failpoint("create.after_catalog").await?;
     if let Some(h) = hook {
@@ -114,8 +127,9 @@ pub(crate) async fn create(
     Ok(())
 }
 
-/// Undoes what a failed CREATE did; if that fails too, the intent stays and start-up
-/// recovery tries again. Returns `cause`.
+/// Undoes what a failed CREATE did: the journal first says Aborting (so the create can no
+/// longer commit), then the handler removes what this operation made. If that fails, the
+/// intent stays and start-up recovery tries again. Returns `cause`.
 async fn undo_create(
     metastore: &dyn Metastore,
     hook: Option<&dyn MetaHook>,
@@ -123,6 +137,14 @@ async fn undo_create(
     op: &OpTag,
     cause: SqlError,
 ) -> SqlError {
+    match metastore.abort_intent(&op.id).await {
+        Ok(true) => {}
+        Ok(false) => return cause,
+        Err(e) => {
+            tracing::warn!(error = %e, intent = %op.id, "cannot mark the CREATE aborted; recovery will settle it");
+            return cause;
+        }
+    }
     let undone = match hook {
         Some(h) => h.rollback_create_table(table, op).await,
         None => Ok(()),
@@ -153,18 +175,28 @@ pub(crate) async fn drop(
     metastore.record_intent(&intent).await?;
     failpoint("drop.after_intent").await?;
     let hook = handler.meta_hook();
+    let id = intent.id.as_str();
+    let abandon = |cause: SqlError| async move {
+        // Nothing changed yet: the drop is called off.
+        if let Ok(true) = metastore.abort_intent(id).await {
+            if let Some(h) = hook {
+                let _ = h.rollback_drop_table(table).await;
+            }
+            let _ = metastore.finish_intent(id).await;
+        }
+        cause
+    };
     if let Some(h) = hook {
         if let Err(e) = h.pre_drop_table(table).await {
-            metastore.finish_intent(&intent.id).await?;
-            return Err(ddl_error(e));
+            return Err(abandon(ddl_error(e)).await);
         }
     }
     if let Err(e) = metastore.commit_drop_intent(&intent.id).await {
-        if let Some(h) = hook {
-            let _ = h.rollback_drop_table(table).await;
+        match metastore.abort_intent(&intent.id).await {
+            Ok(true) => return Err(abandon(e.into()).await),
+            Ok(false) => tracing::info!(intent = %intent.id, "the catalog commit had gone through"),
+            Err(_) => return Err(e.into()),
         }
-        metastore.finish_intent(&intent.id).await?;
-        return Err(e.into());
     }
     failpoint("drop.after_catalog").await?;
     if let Some(h) = hook {
@@ -225,6 +257,18 @@ pub async fn recover(metastore: &dyn Metastore, handlers: &Registry, owner: &str
         let op = OpTag {
             id: intent.id.clone(),
         };
+        let mut intent = intent.clone();
+        if intent.state == IntentState::Pending {
+            // Undo only what can no longer commit.
+            match metastore.abort_intent(&intent.id).await {
+                Ok(true) => intent.state = IntentState::Aborting,
+                Ok(false) => continue,
+                Err(e) => {
+                    tracing::warn!(error = %e, "cannot settle an intent now");
+                    continue;
+                }
+            }
+        }
         let settled = settle(handler.meta_hook(), &intent, &op).await;
         match settled {
             Ok(what) => {
@@ -250,7 +294,7 @@ async fn settle(
     };
     let t = &intent.table;
     Ok(match (intent.kind, intent.state) {
-        (IntentKind::CreateTable, IntentState::Pending) => {
+        (IntentKind::CreateTable, IntentState::Pending | IntentState::Aborting) => {
             if h.object_state(t, op).await? == ObjectState::CreatedBy {
                 h.rollback_create_table(t, op).await?;
                 "create undone: removed the object it had made"
@@ -262,7 +306,7 @@ async fn settle(
             h.commit_create_table(t, op).await?;
             "create finished"
         }
-        (IntentKind::DropTable, IntentState::Pending) => {
+        (IntentKind::DropTable, IntentState::Pending | IntentState::Aborting) => {
             h.rollback_drop_table(t).await?;
             "drop undone: the table is still there"
         }
@@ -279,8 +323,38 @@ pub(crate) fn for_display(mut table: Table) -> Table {
     for k in std::mem::take(&mut table.secrets).into_keys() {
         table.parameters.insert(k, MASK.into());
     }
+    // A password written into a connection URL (`...?password=x`) is masked as well.
+    for v in table.parameters.values_mut() {
+        *v = mask_url_password(v);
+    }
     table
+}
+
+fn mask_url_password(v: &str) -> String {
+    let lower = v.to_ascii_lowercase();
+    let Some(at) = lower.find("password=") else {
+        return v.to_string();
+    };
+    let start = at + "password=".len();
+    let end = v[start..].find(['&', ';']).map_or(v.len(), |i| start + i);
+    format!("{}{MASK}{}", &v[..start], &v[end..])
 }
 
 /// What a secret property shows.
 pub(crate) const MASK: &str = "******";
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn url_passwords_are_masked() {
+        assert_eq!(
+            super::mask_url_password("jdbc:postgresql://h/db?user=a&password=s3&ssl=1"),
+            "jdbc:postgresql://h/db?user=a&password=******&ssl=1"
+        );
+        assert_eq!(
+            super::mask_url_password("jdbc:sqlite:/x.db"),
+            "jdbc:sqlite:/x.db"
+        );
+    }
+}
+

@@ -21,6 +21,11 @@ use async_trait::async_trait;
 use datafusion::catalog::TableProvider;
 use datafusion::physical_plan::SendableRecordBatchStream;
 
+/// Table parameter naming the operation that created a managed non-native table's object.
+/// The DDL layer sets it; a handler deletes an object at DROP only if the object's tag names
+/// that operation, so DROP never removes an object the table did not create.
+pub const CREATED_BY: &str = "apiary.handler.op";
+
 /// Error of a handler or its hook.
 #[derive(Debug, thiserror::Error)]
 pub enum HandlerError {

@@ -29,13 +29,14 @@ use datafusion::physical_plan::{
     DisplayAs, DisplayFormatType, ExecutionPlan, Partitioning, PlanProperties,
     ReplaceChildrenOptions,
 };
-use datafusion::sql::unparser::dialect::{Dialect, PostgreSqlDialect, SqliteDialect};
+use datafusion::sql::unparser::dialect::{Dialect, MySqlDialect, PostgreSqlDialect, SqliteDialect};
 use datafusion::sql::unparser::Unparser;
 use futures::StreamExt;
+use mysql_async::prelude::Queryable;
 
 use crate::handler::{
     AlterOp, Capabilities, HandlerError, HandlerResult, JobProperties, MetaHook, ObjectState,
-    OpTag, StorageHandler,
+    OpTag, StorageHandler, CREATED_BY,
 };
 use crate::native::column_field;
 use crate::types::HiveType;
@@ -44,6 +45,15 @@ use crate::types::HiveType;
 pub const CLASS: &str = "org.apache.hive.storage.jdbc.JdbcStorageHandler";
 const SERDE: &str = "org.apache.hive.storage.jdbc.JdbcSerDe";
 const PASSWORD: &str = "hive.sql.dbcp.password";
+/// Properties that say which remote table a JDBC table is.
+const CONNECTION_KEYS: &[&str] = &[
+    CREATED_BY,
+    "hive.sql.database.type",
+    "hive.sql.jdbc.url",
+    "hive.sql.table",
+    "hive.sql.schema",
+    "hive.sql.query",
+];
 /// Table property: `false` reads every row and filters and aggregates here (for comparison).
 pub const PUSHDOWN: &str = "apiary.jdbc.pushdown";
 /// Rows per batch read from the remote database.
@@ -59,6 +69,7 @@ pub struct JdbcHandler;
 enum Kind {
     Postgres,
     Sqlite,
+    Mysql,
 }
 
 /// Where a JDBC table's rows are.
@@ -77,49 +88,58 @@ struct Remote {
 enum Connect {
     Postgres(Box<tokio_postgres::Config>),
     Sqlite(std::path::PathBuf),
+    Mysql(Box<mysql_async::Opts>),
 }
 
 #[derive(Clone, Debug)]
 struct RemoteName {
+    kind: Kind,
     schema: Option<String>,
     name: String,
 }
 
-/// An identifier as SQL: a plain one as written (the database folds it as it does), any
-/// other quoted.
-fn ident(s: &str) -> String {
-    let plain = s
-        .chars()
+/// An identifier as SQL, always quoted (so reserved words work). A plain name is folded as
+/// the database folds unquoted names (PostgreSQL: lower case), so `orders` and `ORDERS` mean
+/// what they would unquoted.
+fn ident(kind: Kind, s: &str) -> String {
+    quoted(kind, &RemoteName::stored(s, kind))
+}
+
+fn is_plain(s: &str) -> bool {
+    s.chars()
         .next()
         .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-        && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-    if plain {
-        s.to_string()
-    } else {
-        quoted(s)
+        && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// A quoted identifier: `"x"`, or `` `x` `` in MySQL.
+fn quoted(kind: Kind, s: &str) -> String {
+    match kind {
+        Kind::Mysql => format!("`{}`", s.replace('`', "``")),
+        _ => format!("\"{}\"", s.replace('"', "\"\"")),
     }
 }
 
-fn quoted(s: &str) -> String {
-    format!("\"{}\"", s.replace('"', "\"\""))
-}
-
-fn literal(s: &str) -> String {
-    format!("'{}'", s.replace('\'', "''"))
+/// A string literal; MySQL also treats backslashes as escapes.
+fn literal(kind: Kind, s: &str) -> String {
+    let s = s.replace('\'', "''");
+    match kind {
+        Kind::Mysql => format!("'{}'", s.replace('\\', "\\\\")),
+        _ => format!("'{s}'"),
+    }
 }
 
 impl RemoteName {
     fn sql(&self) -> String {
         match &self.schema {
-            Some(s) => format!("{}.{}", ident(s), ident(&self.name)),
-            None => ident(&self.name),
+            Some(s) => format!("{}.{}", ident(self.kind, s), ident(self.kind, &self.name)),
+            None => ident(self.kind, &self.name),
         }
     }
 
     /// The name as the catalog stores it (PostgreSQL folds unquoted names to lower case).
     fn stored(s: &str, kind: Kind) -> String {
-        let plain = ident(s) == s;
-        if plain && kind == Kind::Postgres {
+        if is_plain(s) && kind == Kind::Postgres {
             s.to_lowercase()
         } else {
             s.to_string()
@@ -166,9 +186,10 @@ fn remote_of(props: &BTreeMap<String, String>) -> HandlerResult<Remote> {
     let kind = match db_type.to_ascii_uppercase().as_str() {
         "POSTGRES" | "POSTGRESQL" => Kind::Postgres,
         "SQLITE" => Kind::Sqlite,
+        "MYSQL" | "MARIADB" => Kind::Mysql,
         other => {
             return Err(def_err(format!(
-                "hive.sql.database.type {other} is not supported here; supported: POSTGRES, SQLITE"
+                "hive.sql.database.type {other} is not supported here; supported: POSTGRES, MYSQL, SQLITE"
             )))
         }
     };
@@ -189,6 +210,12 @@ fn remote_of(props: &BTreeMap<String, String>) -> HandlerResult<Remote> {
             c.dbname(parsed.path().trim_start_matches('/'));
             c.connect_timeout(std::time::Duration::from_secs(10));
             c.application_name("apiary");
+            // Literals and values as this handler writes and reads them, whatever the
+            // database's or role's defaults.
+            c.options(
+                "-c standard_conforming_strings=on -c DateStyle=ISO -c TimeZone=UTC \
+                 -c bytea_output=hex -c extra_float_digits=3",
+            );
             for (k, v) in parsed.query_pairs() {
                 match k.as_ref() {
                     "user" => {
@@ -214,8 +241,41 @@ fn remote_of(props: &BTreeMap<String, String>) -> HandlerResult<Remote> {
             })?;
             Connect::Sqlite(std::path::PathBuf::from(path))
         }
+        Kind::Mysql => {
+            let rest = url
+                .strip_prefix("jdbc:mysql:")
+                .or_else(|| url.strip_prefix("jdbc:mariadb:"))
+                .ok_or_else(|| {
+                    def_err(format!("hive.sql.jdbc.url {url} is not a jdbc:mysql: URL"))
+                })?;
+            let parsed = url::Url::parse(&format!("mysql:{rest}"))
+                .map_err(|e| def_err(format!("hive.sql.jdbc.url {url}: {e}")))?;
+            let mut user = parsed
+                .query_pairs()
+                .find(|(k, _)| k == "user")
+                .map(|(_, v)| v.into_owned());
+            let mut pass = parsed
+                .query_pairs()
+                .find(|(k, _)| k == "password")
+                .map(|(_, v)| v.into_owned());
+            if let Some(u) = get("hive.sql.dbcp.username") {
+                user = Some(u.to_string());
+            }
+            if let Some(p) = get(PASSWORD) {
+                pass = Some(p.to_string());
+            }
+            let db = parsed.path().trim_start_matches('/').to_string();
+            let opts = mysql_async::OptsBuilder::default()
+                .ip_or_hostname(parsed.host_str().unwrap_or("localhost").to_string())
+                .tcp_port(parsed.port().unwrap_or(3306))
+                .user(user)
+                .pass(pass)
+                .db_name((!db.is_empty()).then_some(db));
+            Connect::Mysql(Box::new(opts.into()))
+        }
     };
     let table = get("hive.sql.table").map(|t| RemoteName {
+        kind,
         schema: get("hive.sql.schema").map(str::to_string),
         name: t.to_string(),
     });
@@ -270,6 +330,20 @@ fn remote_type(t: &HiveType, kind: Kind) -> HandlerResult<String> {
             "TEXT".into()
         }
         (Kind::Sqlite, H::Binary) => "BLOB".into(),
+        (Kind::Mysql, H::TinyInt) => "TINYINT".into(),
+        (Kind::Mysql, H::SmallInt) => "SMALLINT".into(),
+        (Kind::Mysql, H::Int) => "INT".into(),
+        (Kind::Mysql, H::BigInt) => "BIGINT".into(),
+        (Kind::Mysql, H::Float) => "FLOAT".into(),
+        (Kind::Mysql, H::Double) => "DOUBLE".into(),
+        (Kind::Mysql, H::Decimal(p, s)) => format!("DECIMAL({p},{s})"),
+        (Kind::Mysql, H::String) => "LONGTEXT".into(),
+        (Kind::Mysql, H::Varchar(n)) => format!("VARCHAR({n})"),
+        (Kind::Mysql, H::Char(n)) => format!("CHAR({n})"),
+        (Kind::Mysql, H::Boolean) => "BOOLEAN".into(),
+        (Kind::Mysql, H::Date) => "DATE".into(),
+        (Kind::Mysql, H::Timestamp) => "DATETIME(6)".into(),
+        (Kind::Mysql, H::Binary) => "LONGBLOB".into(),
         (_, other) => {
             return Err(HandlerError::Unsupported(format!(
                 "a JDBC table cannot have a column of type {other}"
@@ -296,6 +370,47 @@ async fn pg_connect(c: &tokio_postgres::Config) -> HandlerResult<tokio_postgres:
     Ok(client)
 }
 
+async fn my_connect(o: &mysql_async::Opts) -> HandlerResult<mysql_async::Conn> {
+    mysql_async::Conn::new(o.clone())
+        .await
+        .map_err(|e| remote_err(format!("cannot connect to MySQL: {e}")))
+}
+
+fn my_err(e: mysql_async::Error) -> HandlerError {
+    HandlerError::Remote(format!("MySQL: {e}"))
+}
+
+/// `information_schema` literals for a table's schema (the connection's database when none)
+/// and name.
+fn my_names(name: &RemoteName) -> (String, String) {
+    let schema = match &name.schema {
+        Some(s) => literal(Kind::Mysql, s),
+        None => "DATABASE()".into(),
+    };
+    (schema, literal(Kind::Mysql, &name.name))
+}
+
+/// A MySQL value as text (the text protocol sends bytes; binary-protocol values are formatted).
+fn my_text(v: Option<&mysql_async::Value>) -> Option<String> {
+    use mysql_async::Value as V;
+    match v? {
+        V::NULL => None,
+        V::Bytes(b) => Some(String::from_utf8_lossy(b).into_owned()),
+        V::Int(i) => Some(i.to_string()),
+        V::UInt(u) => Some(u.to_string()),
+        V::Float(f) => Some(f.to_string()),
+        V::Double(d) => Some(d.to_string()),
+        V::Date(y, m, d, h, mi, s, us) => Some(format!(
+            "{y:04}-{m:02}-{d:02} {h:02}:{mi:02}:{s:02}.{us:06}"
+        )),
+        V::Time(neg, d, h, m, s, us) => Some(format!(
+            "{}{:02}:{m:02}:{s:02}.{us:06}",
+            if *neg { "-" } else { "" },
+            u32::from(*h) + d * 24
+        )),
+    }
+}
+
 fn sqlite_open(path: &std::path::Path) -> HandlerResult<rusqlite::Connection> {
     let c = rusqlite::Connection::open(path).map_err(|e| {
         remote_err(format!(
@@ -305,6 +420,19 @@ fn sqlite_open(path: &std::path::Path) -> HandlerResult<rusqlite::Connection> {
     })?;
     c.busy_timeout(std::time::Duration::from_secs(10))
         .map_err(remote_err)?;
+    let metastore: bool = c
+        .query_row(
+            "SELECT count(*) > 0 FROM sqlite_master WHERE name = 'apiary_schema_version'",
+            [],
+            |r| r.get(0),
+        )
+        .map_err(remote_err)?;
+    if metastore {
+        return Err(def_err(format!(
+            "{} is an Apiary metastore, not a database for JDBC tables",
+            path.display()
+        )));
+    }
     Ok(c)
 }
 
@@ -324,17 +452,16 @@ async fn remote_columns(remote: &Remote) -> HandlerResult<Option<Vec<String>>> {
     match &remote.connect {
         Connect::Postgres(c) => {
             let client = pg_connect(c).await?;
-            let schema = name
+            let schema: Option<String> = name
                 .schema
                 .as_deref()
-                .map(|s| RemoteName::stored(s, Kind::Postgres))
-                .unwrap_or_else(|| "public".into());
+                .map(|s| RemoteName::stored(s, Kind::Postgres));
             let table = RemoteName::stored(&name.name, Kind::Postgres);
             let rows = client
                 .query(
                     "SELECT a.attname::text FROM pg_attribute a JOIN pg_class c ON a.attrelid = c.oid \
                      JOIN pg_namespace n ON c.relnamespace = n.oid \
-                     WHERE n.nspname = $1 AND c.relname = $2 AND a.attnum > 0 AND NOT a.attisdropped \
+                     WHERE n.nspname = COALESCE($1, current_schema()) AND c.relname = $2 AND a.attnum > 0 AND NOT a.attisdropped \
                      ORDER BY a.attnum",
                     &[&schema, &table],
                 )
@@ -343,13 +470,32 @@ async fn remote_columns(remote: &Remote) -> HandlerResult<Option<Vec<String>>> {
             let exists = !client
                 .query(
                     "SELECT 1 FROM pg_class c JOIN pg_namespace n ON c.relnamespace = n.oid \
-                     WHERE n.nspname = $1 AND c.relname = $2",
+                     WHERE n.nspname = COALESCE($1, current_schema()) AND c.relname = $2",
                     &[&schema, &table],
                 )
                 .await
                 .map_err(pg_err)?
                 .is_empty();
             Ok(exists.then(|| rows.iter().map(|r| r.get::<_, String>(0)).collect()))
+        }
+        Connect::Mysql(o) => {
+            let mut conn = my_connect(o).await?;
+            let (schema, table) = my_names(&name);
+            let cols: Vec<String> = conn
+                .query(format!(
+                    "SELECT column_name FROM information_schema.columns WHERE table_schema = {schema} \
+                     AND table_name = {table} ORDER BY ordinal_position"
+                ))
+                .await
+                .map_err(my_err)?;
+            let found: Vec<i64> = conn
+                .query(format!(
+                    "SELECT 1 FROM information_schema.tables WHERE table_schema = {schema} AND table_name = {table}"
+                ))
+                .await
+                .map_err(my_err)?;
+            let _ = conn.disconnect().await;
+            Ok((!found.is_empty()).then_some(cols))
         }
         Connect::Sqlite(path) => {
             let path = path.clone();
@@ -392,13 +538,25 @@ async fn remote_tag(remote: &Remote) -> HandlerResult<Option<String>> {
                 .query_opt(
                     &format!(
                         "SELECT obj_description(to_regclass({})::oid, 'pg_class')",
-                        literal(&name.sql())
+                        literal(Kind::Postgres, &name.sql())
                     ),
                     &[],
                 )
                 .await
                 .map_err(pg_err)?;
             Ok(row.and_then(|r| r.get::<_, Option<String>>(0)))
+        }
+        Connect::Mysql(o) => {
+            let mut conn = my_connect(o).await?;
+            let (schema, table) = my_names(&name);
+            let tags: Vec<String> = conn
+                .query(format!(
+                    "SELECT table_comment FROM information_schema.tables WHERE table_schema = {schema} AND table_name = {table}"
+                ))
+                .await
+                .map_err(my_err)?;
+            let _ = conn.disconnect().await;
+            Ok(tags.into_iter().next().filter(|t| !t.is_empty()))
         }
         Connect::Sqlite(path) => {
             let path = path.clone();
@@ -432,28 +590,89 @@ async fn remote_tag(remote: &Remote) -> HandlerResult<Option<String>> {
 
 /// Runs statements in one remote transaction.
 async fn remote_transaction(remote: &Remote, statements: Vec<String>) -> HandlerResult<()> {
-    match &remote.connect {
-        Connect::Postgres(c) => {
-            let mut client = pg_connect(c).await?;
-            let tx = client.transaction().await.map_err(pg_err)?;
-            for s in &statements {
-                tx.batch_execute(s).await.map_err(pg_err)?;
+    let mut w = RemoteWriter::begin(remote).await?;
+    for s in statements {
+        w.exec(s).await?;
+    }
+    w.commit().await
+}
+
+/// An open remote transaction that takes statements one at a time. Dropped without
+/// [`RemoteWriter::commit`], it is rolled back (the connection closes; SQLite's thread drops
+/// its transaction).
+enum RemoteWriter {
+    Postgres(tokio_postgres::Client),
+    Mysql(mysql_async::Conn),
+    Sqlite(
+        tokio::sync::mpsc::Sender<Option<String>>,
+        tokio::task::JoinHandle<HandlerResult<()>>,
+    ),
+}
+
+impl RemoteWriter {
+    async fn begin(remote: &Remote) -> HandlerResult<Self> {
+        Ok(match &remote.connect {
+            Connect::Postgres(c) => {
+                let client = pg_connect(c).await?;
+                client.batch_execute("BEGIN").await.map_err(pg_err)?;
+                RemoteWriter::Postgres(client)
             }
-            tx.commit().await.map_err(pg_err)
-        }
-        Connect::Sqlite(path) => {
-            let path = path.clone();
-            blocking(move || {
-                let mut c = sqlite_open(&path)?;
-                let tx = c
-                    .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
-                    .map_err(remote_err)?;
-                for s in &statements {
-                    tx.execute_batch(s).map_err(remote_err)?;
+            Connect::Mysql(o) => {
+                let mut conn = my_connect(o).await?;
+                conn.query_drop("START TRANSACTION").await.map_err(my_err)?;
+                RemoteWriter::Mysql(conn)
+            }
+            Connect::Sqlite(path) => {
+                let path = path.clone();
+                let (tx, mut rx) = tokio::sync::mpsc::channel::<Option<String>>(2);
+                let done = tokio::task::spawn_blocking(move || {
+                    let mut c = sqlite_open(&path)?;
+                    let t = c
+                        .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+                        .map_err(remote_err)?;
+                    while let Some(msg) = rx.blocking_recv() {
+                        match msg {
+                            Some(sql) => t.execute_batch(&sql).map_err(remote_err)?,
+                            None => return t.commit().map_err(remote_err),
+                        }
+                    }
+                    Err(remote_err("the write was abandoned"))
+                });
+                RemoteWriter::Sqlite(tx, done)
+            }
+        })
+    }
+
+    async fn exec(&mut self, sql: String) -> HandlerResult<()> {
+        match self {
+            RemoteWriter::Postgres(c) => c.batch_execute(&sql).await.map_err(pg_err),
+            RemoteWriter::Mysql(c) => c.query_drop(sql).await.map_err(my_err),
+            RemoteWriter::Sqlite(tx, done) => {
+                if tx.send(Some(sql)).await.is_ok() {
+                    return Ok(());
                 }
-                tx.commit().map_err(remote_err)
-            })
-            .await
+                // The thread stopped: its error says why.
+                match done.await {
+                    Ok(Err(e)) => Err(e),
+                    _ => Err(remote_err("the SQLite writer stopped")),
+                }
+            }
+        }
+    }
+
+    async fn commit(self) -> HandlerResult<()> {
+        match self {
+            RemoteWriter::Postgres(c) => c.batch_execute("COMMIT").await.map_err(pg_err),
+            RemoteWriter::Mysql(mut c) => {
+                c.query_drop("COMMIT").await.map_err(my_err)?;
+                let _ = c.disconnect().await;
+                Ok(())
+            }
+            RemoteWriter::Sqlite(tx, done) => {
+                let _ = tx.send(None).await;
+                done.await
+                    .map_err(|e| remote_err(format!("SQLite task failed: {e}")))?
+            }
         }
     }
 }
@@ -527,17 +746,23 @@ impl MetaHook for JdbcHook {
                     .ok_or_else(|| def_err(format!("unknown type {}", c.type_name)))?;
                 Ok(format!(
                     "{} {}",
-                    ident(&c.name),
+                    ident(remote.kind, &c.name),
                     remote_type(&t, remote.kind)?
                 ))
             })
             .collect::<HandlerResult<Vec<_>>>()?;
-        let mut statements = vec![format!("CREATE TABLE {} ({})", name.sql(), cols.join(", "))];
+        let mut create = format!("CREATE TABLE {} ({})", name.sql(), cols.join(", "));
+        if remote.kind == Kind::Mysql {
+            // MySQL commits DDL on its own: the tag is part of the CREATE itself.
+            create.push_str(&format!(" COMMENT={}", literal(Kind::Mysql, &tag(op))));
+        }
+        let mut statements = vec![create];
         match remote.kind {
+            Kind::Mysql => {}
             Kind::Postgres => statements.push(format!(
                 "COMMENT ON TABLE {} IS {}",
                 name.sql(),
-                literal(&tag(op))
+                literal(Kind::Postgres, &tag(op))
             )),
             Kind::Sqlite => {
                 statements.push(
@@ -546,8 +771,8 @@ impl MetaHook for JdbcHook {
                 );
                 statements.push(format!(
                     "INSERT OR REPLACE INTO apiary_tags (tbl, tag) VALUES ({}, {})",
-                    literal(&name.name),
-                    literal(&tag(op))
+                    literal(Kind::Sqlite, &name.name),
+                    literal(Kind::Sqlite, &tag(op))
                 ));
             }
         }
@@ -570,6 +795,20 @@ impl MetaHook for JdbcHook {
             return Ok(());
         }
         let remote = remote_of_table(table)?;
+        // Only the remote table this table's CREATE made: its tag names that operation.
+        let found = remote_tag(&remote).await?;
+        let ours = match table.parameters.get(CREATED_BY) {
+            Some(op) => found.as_deref() == Some(tag(&OpTag { id: op.clone() }).as_str()),
+            None => found
+                .as_deref()
+                .is_some_and(|t| t.starts_with("apiary-op:")),
+        };
+        if !ours {
+            if remote_columns(&remote).await?.is_some() {
+                tracing::warn!(table = %table.qualified_name(), "the remote table is not the one this table created; kept");
+            }
+            return Ok(());
+        }
         drop_remote(&remote).await
     }
 
@@ -589,6 +828,16 @@ impl MetaHook for JdbcHook {
 
     async fn pre_alter_table(&self, old: &Table, new: &Table, op: AlterOp) -> HandlerResult<()> {
         if op != AlterOp::AddCols {
+            // A managed table owns its remote table: pointing it elsewhere would make DROP
+            // delete another one.
+            let moved = CONNECTION_KEYS
+                .iter()
+                .find(|k| all_properties(old).get(**k) != all_properties(new).get(**k));
+            if let (Some(k), TableType::Managed) = (moved, old.table_type) {
+                return Err(def_err(format!(
+                    "{k} of a managed JDBC table cannot be changed (the table owns its remote table)"
+                )));
+            }
             return Ok(());
         }
         let remote = remote_of_table(new)?;
@@ -606,15 +855,18 @@ impl MetaHook for JdbcHook {
         let Some(name) = &remote.table else {
             return Ok(());
         };
+        // Columns a cut-short earlier attempt already added are not added again.
+        let present = remote_columns(&remote).await?.unwrap_or_default();
         let statements = added
             .iter()
+            .filter(|c| !present.iter().any(|p| p.eq_ignore_ascii_case(&c.name)))
             .map(|c| {
                 let t = HiveType::parse(&c.type_name)
                     .ok_or_else(|| def_err(format!("unknown type {}", c.type_name)))?;
                 Ok(format!(
                     "ALTER TABLE {} ADD COLUMN {} {}",
                     name.sql(),
-                    ident(&c.name),
+                    ident(remote.kind, &c.name),
                     remote_type(&t, remote.kind)?
                 ))
             })
@@ -627,6 +879,7 @@ fn kind_name(k: Kind) -> &'static str {
     match k {
         Kind::Postgres => "PostgreSQL",
         Kind::Sqlite => "SQLite",
+        Kind::Mysql => "MySQL",
     }
 }
 
@@ -642,7 +895,7 @@ async fn drop_remote(remote: &Remote) -> HandlerResult<()> {
         );
         statements.push(format!(
             "DELETE FROM apiary_tags WHERE tbl = {}",
-            literal(&name.name)
+            literal(Kind::Sqlite, &name.name)
         ));
     }
     remote_transaction(remote, statements).await
@@ -659,6 +912,18 @@ async fn query_columns(remote: &Remote) -> HandlerResult<Vec<String>> {
                 .await
                 .map_err(|e| def_err(format!("hive.sql.query does not run in PostgreSQL: {e}")))?;
             Ok(st.columns().iter().map(|c| c.name().to_string()).collect())
+        }
+        Connect::Mysql(o) => {
+            let mut conn = my_connect(o).await?;
+            let st = conn
+                .prep(q.as_str())
+                .await
+                .map_err(|e| def_err(format!("hive.sql.query does not run in MySQL: {e}")))?;
+            Ok(st
+                .columns()
+                .iter()
+                .map(|c| c.name_str().into_owned())
+                .collect())
         }
         Connect::Sqlite(path) => {
             let path = path.clone();
@@ -781,8 +1046,8 @@ impl StorageHandler for JdbcHandler {
                 table.qualified_name()
             )));
         };
-        let cols: Vec<String> = match remote_columns(&remote).await? {
-            Some(c) => c.iter().map(|n| quoted(n)).collect(),
+        let present = match remote_columns(&remote).await? {
+            Some(c) => c,
             None => {
                 return Err(remote_err(format!(
                     "the remote table {} does not exist",
@@ -790,6 +1055,29 @@ impl StorageHandler for JdbcHandler {
                 )))
             }
         };
+        // The declared columns, by their remote spelling.
+        let cols: Vec<String> = table
+            .sd
+            .columns
+            .iter()
+            .map(|c| {
+                let remote_name = present
+                    .iter()
+                    .find(|p| p.eq_ignore_ascii_case(&c.name))
+                    .cloned()
+                    .unwrap_or_else(|| c.name.clone());
+                quoted(remote.kind, &remote_name)
+            })
+            .collect();
+        let target: SchemaRef = Arc::new(Schema::new(
+            table
+                .sd
+                .columns
+                .iter()
+                .map(column_field)
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|e| def_err(e.to_string()))?,
+        ));
         let types: Vec<HiveType> = table
             .sd
             .columns
@@ -797,12 +1085,17 @@ impl StorageHandler for JdbcHandler {
             .map(|c| HiveType::parse(&c.type_name).unwrap_or(HiveType::String))
             .collect();
         let head = format!("INSERT INTO {} ({}) VALUES ", name.sql(), cols.join(", "));
-        let mut statements = Vec::new();
+        // One remote transaction, fed chunk by chunk as rows arrive (memory stays bounded).
+        let mut writer = RemoteWriter::begin(&remote).await?;
         if overwrite {
-            statements.push(format!("DELETE FROM {}", name.sql()));
+            writer.exec(format!("DELETE FROM {}", name.sql())).await?;
         }
         let mut count = 0u64;
         let mut values: Vec<String> = Vec::new();
+        let strict = arrow::compute::CastOptions {
+            safe: false,
+            ..Default::default()
+        };
         while let Some(batch) = rows.next().await {
             let batch = batch.map_err(remote_err)?;
             if batch.num_columns() != cols.len() {
@@ -812,9 +1105,16 @@ impl StorageHandler for JdbcHandler {
                     batch.num_columns()
                 )));
             }
+            // Values as the declared types; one that does not convert is an error, not NULL.
+            let columns = batch
+                .columns()
+                .iter()
+                .zip(target.fields())
+                .map(|(a, f)| arrow::compute::cast_with_options(a, f.data_type(), &strict))
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|e| def_err(format!("a value does not fit its column: {e}")))?;
             for r in 0..batch.num_rows() {
-                let row: Vec<String> = batch
-                    .columns()
+                let row: Vec<String> = columns
                     .iter()
                     .zip(&types)
                     .map(|(a, t)| sql_value(a.as_ref(), r, t, remote.kind))
@@ -822,15 +1122,15 @@ impl StorageHandler for JdbcHandler {
                 values.push(format!("({})", row.join(", ")));
                 count += 1;
                 if values.len() == INSERT_ROWS {
-                    statements.push(format!("{head}{}", values.join(", ")));
+                    writer.exec(format!("{head}{}", values.join(", "))).await?;
                     values.clear();
                 }
             }
         }
         if !values.is_empty() {
-            statements.push(format!("{head}{}", values.join(", ")));
+            writer.exec(format!("{head}{}", values.join(", "))).await?;
         }
-        remote_transaction(&remote, statements).await?;
+        writer.commit().await?;
         Ok(count)
     }
 }
@@ -849,10 +1149,10 @@ fn sql_value(a: &dyn Array, r: usize, t: &HiveType, kind: Kind) -> HandlerResult
         | HiveType::Float
         | HiveType::Double
         | HiveType::Decimal(_, _) => {
-            if text.parse::<f64>().is_ok() {
+            if text.parse::<f64>().is_ok_and(f64::is_finite) {
                 text
             } else {
-                literal(&text)
+                literal(kind, &text)
             }
         }
         HiveType::Boolean if kind == Kind::Sqlite => {
@@ -889,7 +1189,7 @@ fn sql_value(a: &dyn Array, r: usize, t: &HiveType, kind: Kind) -> HandlerResult
                 bytes.iter().map(|b| format!("{b:02x}")).collect::<String>()
             )
         }
-        _ => literal(&text),
+        _ => literal(kind, &text),
     })
 }
 
@@ -910,7 +1210,21 @@ impl JdbcTable {
         match self.remote.kind {
             Kind::Postgres => Box::new(PostgreSqlDialect {}),
             Kind::Sqlite => Box::new(SqliteDialect {}),
+            Kind::Mysql => Box::new(MySqlDialect {}),
         }
+    }
+
+    /// Whether an expression is a string (a column of a string type or a string literal).
+    fn is_text(&self, e: &Expr) -> bool {
+        let t = match e {
+            Expr::Column(c) => match self.schema.field_with_name(&c.name) {
+                Ok(f) => f.data_type().clone(),
+                Err(_) => return true,
+            },
+            Expr::Literal(v, _) => v.data_type(),
+            _ => return true,
+        };
+        matches!(t, DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View)
     }
 
     /// A filter as remote SQL, if it can run there with the same meaning.
@@ -918,18 +1232,33 @@ impl JdbcTable {
         if !self.pushdown {
             return None;
         }
+        let kind = self.remote.kind;
         let mut ok = true;
         let _ = e.apply(|n| {
             let allowed = match n {
                 Expr::Column(_) | Expr::IsNull(_) | Expr::IsNotNull(_) | Expr::Not(_) => true,
-                Expr::Between(_) | Expr::InList(_) => true,
-                Expr::BinaryExpr(_) => true,
-                Expr::Like(l) => !l.case_insensitive,
-                Expr::Literal(v, _) => match self.remote.kind {
+                Expr::InList(l) => kind != Kind::Mysql || !self.is_text(&l.expr),
+                // Strings order by the remote collation, not by bytes as here.
+                Expr::Between(b) => !self.is_text(&b.expr),
+                Expr::BinaryExpr(b) => {
+                    use datafusion::logical_expr::Operator as Op;
+                    let text = self.is_text(&b.left) || self.is_text(&b.right);
+                    match b.op {
+                        Op::Lt | Op::LtEq | Op::Gt | Op::GtEq => !text,
+                        // MySQL compares strings case-insensitively by default.
+                        Op::Eq | Op::NotEq => !(text && kind == Kind::Mysql),
+                        Op::And | Op::Or => true,
+                        // Integer division and overflow differ between systems.
+                        _ => false,
+                    }
+                }
+                // Only PostgreSQL's LIKE is case-sensitive.
+                Expr::Like(l) => kind == Kind::Postgres && !l.case_insensitive,
+                Expr::Literal(v, _) => match kind {
                     Kind::Postgres => {
                         !matches!(v.data_type(), DataType::Binary | DataType::List(_))
                     }
-                    Kind::Sqlite => {
+                    Kind::Sqlite | Kind::Mysql => {
                         v.data_type().is_numeric()
                             || matches!(v.data_type(), DataType::Utf8 | DataType::Boolean)
                     }
@@ -973,8 +1302,10 @@ impl JdbcTable {
             projection
                 .iter()
                 .map(|&i| match self.remote.kind {
-                    Kind::Postgres => format!("CAST({} AS TEXT)", quoted(&self.names[i])),
-                    Kind::Sqlite => quoted(&self.names[i]),
+                    Kind::Postgres => {
+                        format!("CAST({} AS TEXT)", quoted(Kind::Postgres, &self.names[i]))
+                    }
+                    Kind::Sqlite | Kind::Mysql => quoted(self.remote.kind, &self.names[i]),
                 })
                 .collect()
         };
@@ -1232,6 +1563,30 @@ async fn fetch(
             }
             Ok(total)
         }
+        Connect::Mysql(o) => {
+            let mut conn = my_connect(o).await?;
+            let mut result = conn.query_iter(sql.as_str()).await.map_err(my_err)?;
+            let mut rows: Vec<Vec<Option<String>>> = Vec::with_capacity(BATCH_ROWS);
+            if let Some(mut stream) = result.stream::<mysql_async::Row>().await.map_err(my_err)? {
+                while let Some(row) = stream.next().await {
+                    let row = row.map_err(my_err)?;
+                    total += 1;
+                    rows.push((0..width).map(|i| my_text(row.as_ref(i))).collect());
+                    if rows.len() == BATCH_ROWS {
+                        let batch = to_batch(&schema, &rows).map_err(remote_err)?;
+                        rows.clear();
+                        if tx.send(Ok(batch)).await.is_err() {
+                            return Ok(total);
+                        }
+                    }
+                }
+            }
+            if !rows.is_empty() {
+                let batch = to_batch(&schema, &rows).map_err(remote_err)?;
+                let _ = tx.send(Ok(batch)).await;
+            }
+            Ok(total)
+        }
         Connect::Sqlite(path) => {
             let path = path.clone();
             blocking(move || {
@@ -1306,10 +1661,13 @@ mod tests {
 
     #[test]
     fn identifiers_and_literals_are_quoted() {
-        assert_eq!(ident("plain_1"), "plain_1");
-        assert_eq!(ident("Mixed Case"), "\"Mixed Case\"");
-        assert_eq!(ident("a\"b"), "\"a\"\"b\"");
-        assert_eq!(literal("it's"), "'it''s'");
+        assert_eq!(ident(Kind::Postgres, "Plain_1"), "\"plain_1\"");
+        assert_eq!(ident(Kind::Mysql, "order"), "`order`");
+        assert_eq!(ident(Kind::Postgres, "Mixed Case"), "\"Mixed Case\"");
+        assert_eq!(ident(Kind::Postgres, "a\"b"), "\"a\"\"b\"");
+        assert_eq!(literal(Kind::Postgres, "it's"), "'it''s'");
+        assert_eq!(literal(Kind::Mysql, "a\\'b"), "'a\\\\''b'");
+        assert_eq!(quoted(Kind::Mysql, "we`ird"), "`we``ird`");
     }
 
     #[test]
@@ -1395,7 +1753,7 @@ fn push_aggregate(
         match e {
             Expr::Column(c) => {
                 let i = table.schema.index_of(&c.name).ok()?;
-                Some(quoted(&table.names[i]))
+                Some(quoted(table.remote.kind, &table.names[i]))
             }
             _ => None,
         }
@@ -1403,6 +1761,10 @@ fn push_aggregate(
     let mut outputs: Vec<String> = Vec::new();
     let mut groups: Vec<String> = Vec::new();
     for g in &agg.group_expr {
+        if table.remote.kind == Kind::Mysql && table.is_text(g) {
+            // MySQL groups strings case-insensitively.
+            return Ok(None);
+        }
         let Some(sql) = column_sql(g) else {
             return Ok(None);
         };
@@ -1423,6 +1785,33 @@ fn push_aggregate(
         }
         let name = f.func.name().to_ascii_lowercase();
         if !matches!(name.as_str(), "count" | "sum" | "min" | "max" | "avg") {
+            return Ok(None);
+        }
+        // Only where the remote result is the same as here: strings order and (MySQL)
+        // compare by collation, booleans have no MIN/MAX in PostgreSQL, SQLite keeps dates
+        // as text.
+        let arg_type = match p.args.as_slice() {
+            [Expr::Column(c)] => table
+                .schema
+                .field_with_name(&c.name)
+                .ok()
+                .map(|f| f.data_type().clone()),
+            _ => None,
+        };
+        let numeric = arg_type.as_ref().is_some_and(|t| t.is_numeric());
+        let temporal = arg_type
+            .as_ref()
+            .is_some_and(|t| matches!(t, DataType::Date32 | DataType::Timestamp(_, _)));
+        let fits = match name.as_str() {
+            "sum" | "avg" => numeric,
+            "min" | "max" => numeric || (temporal && table.remote.kind != Kind::Sqlite),
+            _ => {
+                !(p.distinct
+                    && table.remote.kind == Kind::Mysql
+                    && p.args.first().is_some_and(|a| table.is_text(a)))
+            }
+        };
+        if !fits {
             return Ok(None);
         }
         let arg = match p.args.as_slice() {
@@ -1455,7 +1844,7 @@ fn push_aggregate(
         .enumerate()
         .map(|(i, o)| match table.remote.kind {
             Kind::Postgres => format!("CAST({o} AS TEXT) AS c{i}"),
-            Kind::Sqlite => format!("{o} AS c{i}"),
+            Kind::Sqlite | Kind::Mysql => format!("{o} AS c{i}"),
         })
         .collect();
     let mut sql = format!("SELECT {} FROM {from}", select.join(", "));
