@@ -1645,7 +1645,7 @@ mod tests {
         assert_eq!(r.kind, Kind::Postgres);
         assert_eq!(
             r.table.as_ref().map(|t| t.sql()).as_deref(),
-            Some("sales.Orders")
+            Some("\"sales\".\"orders\"")
         );
         p.insert("hive.sql.database.type".into(), "ORACLE".into());
         assert!(remote_of(&p).is_err());
