@@ -191,13 +191,17 @@ def test_sqlite_database(server, tmp_path):
     db = tmp_path / "remote.db"
     url = f"jdbc:sqlite:{db}"
     cur = clients.pyhive_none(server).cursor()
-    cur.execute("CREATE TABLE lite (id INT, word STRING, ok BOOLEAN, price DOUBLE) STORED BY JDBC TBLPROPERTIES ("
+    cur.execute("CREATE TABLE lite (id INT, word STRING, ok BOOLEAN, price DOUBLE, raw BINARY) STORED BY JDBC TBLPROPERTIES ("
                 f"'hive.sql.database.type'='SQLITE', 'hive.sql.jdbc.url'='{url}', 'hive.sql.table'='lite')")
-    cur.execute("INSERT INTO lite VALUES (1, 'one', true, 1.5), (2, 'two', false, NULL)")
+    cur.execute("INSERT INTO lite VALUES (1, 'one', true, 1.5, X'00ff'), (2, 'two', false, NULL, NULL)")
     with sqlite3.connect(db) as c:
         assert c.execute("SELECT id, word, ok, price FROM lite ORDER BY id").fetchall() == \
             [(1, "one", 1, 1.5), (2, "two", 0, None)]
     assert rows(cur, "SELECT id, word, ok, price FROM lite WHERE id > 1") == [(2, "two", False, None)]
+    # Binary values round-trip byte for byte.
+    with sqlite3.connect(db) as c:
+        assert c.execute("SELECT raw FROM lite WHERE id = 1").fetchone() == (b"\x00\xff",)
+    assert rows(cur, "SELECT encode(raw, 'hex') FROM lite WHERE id = 1") == [("00ff",)]
     cur.execute("DROP TABLE lite")
     with sqlite3.connect(db) as c:
         assert c.execute("SELECT count(*) FROM sqlite_master WHERE name = 'lite'").fetchone() == (0,)

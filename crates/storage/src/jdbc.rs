@@ -1301,11 +1301,16 @@ impl JdbcTable {
         } else {
             projection
                 .iter()
-                .map(|&i| match self.remote.kind {
-                    Kind::Postgres => {
-                        format!("CAST({} AS TEXT)", quoted(Kind::Postgres, &self.names[i]))
+                .map(|&i| {
+                    let col = quoted(self.remote.kind, &self.names[i]);
+                    // Binary travels as hex (decoded in to_batch), everything else as text.
+                    let binary = self.schema.field(i).data_type() == &DataType::Binary;
+                    match (self.remote.kind, binary) {
+                        (Kind::Postgres, true) => format!("encode({col}, 'hex')"),
+                        (Kind::Postgres, false) => format!("CAST({col} AS TEXT)"),
+                        (Kind::Sqlite | Kind::Mysql, true) => format!("HEX({col})"),
+                        (Kind::Sqlite | Kind::Mysql, false) => col,
                     }
-                    Kind::Sqlite | Kind::Mysql => quoted(self.remote.kind, &self.names[i]),
                 })
                 .collect()
         };
@@ -1496,6 +1501,17 @@ impl ExecutionPlan for JdbcScanExec {
     }
 }
 
+/// Bytes from hex text (`0a1B`), None if it is not hex.
+fn decode_hex(s: &str) -> Option<Vec<u8>> {
+    if s.len() % 2 != 0 {
+        return None;
+    }
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok())
+        .collect()
+}
+
 /// Rows of text (None for NULL) into a batch of `schema`'s types.
 fn to_batch(schema: &SchemaRef, rows: &[Vec<Option<String>>]) -> DfResult<RecordBatch> {
     let columns = schema
@@ -1511,6 +1527,14 @@ fn to_batch(schema: &SchemaRef, rows: &[Vec<Option<String>>]) -> DfResult<Record
                         .as_string::<i32>()
                         .iter()
                         .map(|v| v.map(|s| matches!(s, "t" | "true" | "1" | "TRUE")))
+                        .collect();
+                    Arc::new(b) as ArrayRef
+                }
+                DataType::Binary => {
+                    let b: arrow::array::BinaryArray = text
+                        .as_string::<i32>()
+                        .iter()
+                        .map(|v| v.and_then(decode_hex))
                         .collect();
                     Arc::new(b) as ArrayRef
                 }
@@ -1657,6 +1681,14 @@ mod tests {
         p.remove("hive.sql.table");
         p.insert("hive.sql.jdbc.url".into(), "jdbc:sqlite:/tmp/x.db".into());
         assert!(remote_of(&p).is_err(), "no table and no query");
+    }
+
+    #[test]
+    fn hex_decodes() {
+        assert_eq!(decode_hex("0aff10"), Some(vec![0x0a, 0xff, 0x10]));
+        assert_eq!(decode_hex("abc"), None);
+        assert_eq!(decode_hex("zz"), None);
+        assert_eq!(decode_hex(""), Some(vec![]));
     }
 
     #[test]
