@@ -1503,7 +1503,7 @@ impl ExecutionPlan for JdbcScanExec {
 
 /// Bytes from hex text (`0a1B`), None if it is not hex.
 fn decode_hex(s: &str) -> Option<Vec<u8>> {
-    if s.len() % 2 != 0 {
+    if !s.len().is_multiple_of(2) {
         return None;
     }
     (0..s.len())
