@@ -5,7 +5,7 @@
 #
 # Installs what the client tests need into a cache (default ~/.cache/apiary, or $APIARY_CACHE):
 # a Python venv with the pinned clients (pyspark brings the JDBC and beeline jars) and
-# hive-driver from npm; PostgreSQL from Debian's packages if it is missing. Java 17 (javac) and
+# hive-driver from npm; PostgreSQL and MariaDB from Debian's packages if they are missing. Java 17 (javac) and
 # Node.js must be on the machine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
