@@ -56,6 +56,14 @@ def tables_in_catalog(cur, db="default"):
     return [r[0] for r in rows(cur, f"SHOW TABLES IN {db}")]
 
 
+def metastore(srv):
+    """The server's embedded metastore, read directly: table rows and unfinished intents."""
+    with sqlite3.connect(f"file:{os.path.join(srv.data, 'd', 'metastore.db')}?mode=ro", uri=True) as c:
+        tables = [r[0] for r in c.execute("SELECT name FROM tbls WHERE db = 'default' ORDER BY name")]
+        intents = c.execute("SELECT count(*) FROM intents").fetchone()[0]
+    return tables, intents
+
+
 def test_managed_table_creates_writes_and_drops_the_remote_table(server, pg):
     cur = clients.pyhive_none(server).cursor()
     cur.execute("CREATE TABLE orders (id INT, name STRING, amount DECIMAL(10,2), ok BOOLEAN, day DATE, "
@@ -67,6 +75,8 @@ def test_managed_table_creates_writes_and_drops_the_remote_table(server, pg):
                         "seen:timestamp without time zone"]
     assert pg.psql("SELECT obj_description('orders'::regclass)", db="remote").startswith("apiary-op:")
     assert "orders" in tables_in_catalog(cur)
+    tables, intents = metastore(server)
+    assert "orders" in tables and intents == 0
 
     cur.execute("INSERT INTO orders VALUES (1, 'a''b', 1.50, true, DATE '2024-01-02', "
                 "TIMESTAMP '2024-01-02 03:04:05.5'), (2, NULL, NULL, NULL, NULL, NULL)")
@@ -93,6 +103,8 @@ def test_managed_table_creates_writes_and_drops_the_remote_table(server, pg):
     cur.execute("DROP TABLE orders")
     assert "orders" not in remote_tables(pg)
     assert "orders" not in tables_in_catalog(cur)
+    tables, intents = metastore(server)
+    assert "orders" not in tables and intents == 0
 
 
 def test_external_table_reads_an_existing_remote_table_and_drop_keeps_it(server, pg):
@@ -244,6 +256,8 @@ def test_crash_during_create_leaves_both_sides_consistent(pg, point, external):
         in_remote = remote in remote_tables(pg)
         decided = point in ("create.after_catalog", "create.after_commit_hook")
         assert in_catalog == decided, (point, in_catalog)
+        # The metastore itself: the row as decided, and recovery left no unfinished intent.
+        assert metastore(srv) == (["t"] if decided else [], 0)
         # Managed: the remote table exists exactly when the catalog has the table (no orphan,
         # no row without its object). External: the remote table was there before and stays.
         assert in_remote == (decided or external), (point, in_remote)
@@ -289,6 +303,7 @@ def test_crash_during_drop_leaves_both_sides_consistent(pg, point, external):
         cur = clients.pyhive_none(srv).cursor()
         dropped = point != "drop.after_intent"
         assert ("t" in tables_in_catalog(cur)) == (not dropped), point
+        assert metastore(srv) == ([] if dropped else ["t"], 0)
         in_remote = remote in remote_tables(pg)
         # Managed: the object goes with the table; external: it always stays.
         assert in_remote == (external or not dropped), (point, in_remote)

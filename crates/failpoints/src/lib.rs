@@ -65,14 +65,15 @@ impl std::fmt::Display for Injected {
 
 impl std::error::Error for Injected {}
 
-/// Reaches the fail point `name`: nothing happens unless it is configured.
-pub async fn reach(name: &str) -> Result<(), Injected> {
+/// What reaching `name` does: `Ok(None)` go on, `Ok(Some(d))` pause for `d`, `Err` fail;
+/// `abort` never returns.
+fn act(name: &str) -> Result<Option<Duration>, Injected> {
     let action = match POINTS.read().as_ref() {
-        None => return Ok(()),
+        None => return Ok(None),
         Some(map) => map.get(name).cloned(),
     };
     match action {
-        None => Ok(()),
+        None => Ok(None),
         Some(Action::Abort) => {
             tracing::warn!(point = name, "fail point: aborting the process");
             std::process::abort()
@@ -87,30 +88,25 @@ pub async fn reach(name: &str) -> Result<(), Injected> {
                 ms = d.as_millis() as u64,
                 "fail point: pausing"
             );
-            tokio::time::sleep(d).await;
-            Ok(())
+            Ok(Some(d))
         }
     }
 }
 
+/// Reaches the fail point `name`: nothing happens unless it is configured.
+pub async fn reach(name: &str) -> Result<(), Injected> {
+    if let Some(d) = act(name)? {
+        tokio::time::sleep(d).await;
+    }
+    Ok(())
+}
+
 /// [`reach`] for synchronous code: a `sleep` blocks the thread.
 pub fn reach_blocking(name: &str) -> Result<(), Injected> {
-    let action = match POINTS.read().as_ref() {
-        None => return Ok(()),
-        Some(map) => map.get(name).cloned(),
-    };
-    match action {
-        None => Ok(()),
-        Some(Action::Abort) => {
-            tracing::warn!(point = name, "fail point: aborting the process");
-            std::process::abort()
-        }
-        Some(Action::Error) => Err(Injected(name.to_string())),
-        Some(Action::Sleep(d)) => {
-            std::thread::sleep(d);
-            Ok(())
-        }
+    if let Some(d) = act(name)? {
+        std::thread::sleep(d);
     }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -7,6 +7,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::model::Table;
+use crate::MetastoreError;
 
 /// What the operation does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -49,4 +50,18 @@ pub struct Intent {
     pub delete_data: bool,
     /// Seconds since the epoch.
     pub created: i64,
+}
+
+impl Intent {
+    /// `Conflict` unless the intent is still `Pending` (only then may it commit or abort).
+    pub fn require_pending(&self) -> Result<(), MetastoreError> {
+        if self.state == IntentState::Pending {
+            Ok(())
+        } else {
+            Err(MetastoreError::Conflict(format!(
+                "operation {} is {:?}, not pending",
+                self.id, self.state
+            )))
+        }
+    }
 }

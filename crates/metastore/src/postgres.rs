@@ -176,17 +176,6 @@ async fn save_intent(tx: &Transaction<'_>, intent: &Intent) -> Result<()> {
     Ok(())
 }
 
-fn require_pending(intent: &Intent) -> Result<()> {
-    if intent.state == IntentState::Pending {
-        Ok(())
-    } else {
-        Err(MetastoreError::Conflict(format!(
-            "operation {} is {:?}, not pending",
-            intent.id, intent.state
-        )))
-    }
-}
-
 async fn db_exists(tx: &Transaction<'_>, db: &str) -> Result<bool> {
     Ok(!tx
         .query("SELECT 1 FROM apiary_dbs WHERE name = $1", &[&db])
@@ -564,7 +553,7 @@ impl Metastore for PostgresMetastore {
         self.write(move |tx| {
             Box::pin(async move {
                 let mut intent = load_intent(tx, &id).await?;
-                require_pending(&intent)?;
+                intent.require_pending()?;
                 let t = &intent.table;
                 if load_table(tx, &t.database, &t.name).await?.is_some() {
                     return Err(MetastoreError::AlreadyExists(format!(
@@ -590,7 +579,7 @@ impl Metastore for PostgresMetastore {
         self.write(move |tx| {
             Box::pin(async move {
                 let mut intent = load_intent(tx, &id).await?;
-                require_pending(&intent)?;
+                intent.require_pending()?;
                 let t = &intent.table;
                 tx.execute(
                     "DELETE FROM apiary_tbls WHERE db = $1 AND name = $2",

@@ -169,17 +169,6 @@ fn save_intent(conn: &Connection, intent: &Intent) -> Result<()> {
     Ok(())
 }
 
-fn require_pending(intent: &Intent) -> Result<()> {
-    if intent.state == IntentState::Pending {
-        Ok(())
-    } else {
-        Err(MetastoreError::Conflict(format!(
-            "operation {} is {:?}, not pending",
-            intent.id, intent.state
-        )))
-    }
-}
-
 fn db_exists(conn: &Connection, db: &str) -> Result<bool> {
     Ok(conn
         .query_row("SELECT 1 FROM dbs WHERE name = ?1", params![db], |_| Ok(()))
@@ -518,7 +507,7 @@ impl Metastore for SqliteMetastore {
         let id = intent_id.to_string();
         self.write(move |tx| {
             let mut intent = load_intent(tx, &id)?;
-            require_pending(&intent)?;
+            intent.require_pending()?;
             let t = &intent.table;
             if load_table(tx, &t.database, &t.name)?.is_some() {
                 return Err(MetastoreError::AlreadyExists(format!(
@@ -540,7 +529,7 @@ impl Metastore for SqliteMetastore {
         let id = intent_id.to_string();
         self.write(move |tx| {
             let mut intent = load_intent(tx, &id)?;
-            require_pending(&intent)?;
+            intent.require_pending()?;
             let t = &intent.table;
             tx.execute(
                 "DELETE FROM tbls WHERE db = ?1 AND name = ?2",

@@ -1550,6 +1550,44 @@ fn to_batch(schema: &SchemaRef, rows: &[Vec<Option<String>>]) -> DfResult<Record
     )?)
 }
 
+/// Gathers rows of text into batches of [`BATCH_ROWS`].
+struct Batcher {
+    schema: SchemaRef,
+    rows: Vec<Vec<Option<String>>>,
+    total: u64,
+}
+
+impl Batcher {
+    fn new(schema: SchemaRef) -> Self {
+        Self {
+            schema,
+            rows: Vec::with_capacity(BATCH_ROWS),
+            total: 0,
+        }
+    }
+
+    /// Adds a row; returns a batch when one is full.
+    fn push(&mut self, row: Vec<Option<String>>) -> HandlerResult<Option<RecordBatch>> {
+        self.rows.push(row);
+        self.total += 1;
+        if self.rows.len() < BATCH_ROWS {
+            return Ok(None);
+        }
+        self.finish()
+    }
+
+    /// The rows gathered so far as a batch, if any.
+    fn finish(&mut self) -> HandlerResult<Option<RecordBatch>> {
+        if self.rows.is_empty() {
+            return Ok(None);
+        }
+        let batch = to_batch(&self.schema, &self.rows).map_err(remote_err)?;
+        self.rows.clear();
+        Ok(Some(batch))
+    }
+}
+
+/// Runs `sql` remotely and sends its rows as batches; returns how many rows came.
 async fn fetch(
     remote: Remote,
     sql: String,
@@ -1557,98 +1595,80 @@ async fn fetch(
     tx: tokio::sync::mpsc::Sender<DfResult<RecordBatch>>,
 ) -> HandlerResult<u64> {
     let width = schema.fields().len();
-    let mut total = 0u64;
+    let mut batcher = Batcher::new(schema);
     match &remote.connect {
         Connect::Postgres(c) => {
             let client = pg_connect(c).await?;
-            let params: Vec<String> = Vec::new();
-            let stream = client.query_raw(&sql, params).await.map_err(pg_err)?;
+            let stream = client
+                .query_raw(&sql, Vec::<String>::new())
+                .await
+                .map_err(pg_err)?;
             futures::pin_mut!(stream);
-            let mut rows: Vec<Vec<Option<String>>> = Vec::with_capacity(BATCH_ROWS);
             while let Some(row) = stream.next().await {
                 let row = row.map_err(pg_err)?;
-                total += 1;
-                rows.push(
-                    (0..width)
-                        .map(|i| row.get::<_, Option<String>>(i))
-                        .collect(),
-                );
-                if rows.len() == BATCH_ROWS {
-                    let batch = to_batch(&schema, &rows).map_err(remote_err)?;
-                    rows.clear();
-                    if tx.send(Ok(batch)).await.is_err() {
-                        return Ok(total);
+                let text = (0..width)
+                    .map(|i| row.get::<_, Option<String>>(i))
+                    .collect();
+                if let Some(b) = batcher.push(text)? {
+                    if tx.send(Ok(b)).await.is_err() {
+                        return Ok(batcher.total);
                     }
                 }
             }
-            if !rows.is_empty() {
-                let batch = to_batch(&schema, &rows).map_err(remote_err)?;
-                let _ = tx.send(Ok(batch)).await;
-            }
-            Ok(total)
         }
         Connect::Mysql(o) => {
             let mut conn = my_connect(o).await?;
             let mut result = conn.query_iter(sql.as_str()).await.map_err(my_err)?;
-            let mut rows: Vec<Vec<Option<String>>> = Vec::with_capacity(BATCH_ROWS);
-            if let Some(mut stream) = result.stream::<mysql_async::Row>().await.map_err(my_err)? {
+            let stream = result.stream::<mysql_async::Row>().await.map_err(my_err)?;
+            if let Some(mut stream) = stream {
                 while let Some(row) = stream.next().await {
                     let row = row.map_err(my_err)?;
-                    total += 1;
-                    rows.push((0..width).map(|i| my_text(row.as_ref(i))).collect());
-                    if rows.len() == BATCH_ROWS {
-                        let batch = to_batch(&schema, &rows).map_err(remote_err)?;
-                        rows.clear();
-                        if tx.send(Ok(batch)).await.is_err() {
-                            return Ok(total);
+                    let text = (0..width).map(|i| my_text(row.as_ref(i))).collect();
+                    if let Some(b) = batcher.push(text)? {
+                        if tx.send(Ok(b)).await.is_err() {
+                            return Ok(batcher.total);
                         }
                     }
                 }
             }
-            if !rows.is_empty() {
-                let batch = to_batch(&schema, &rows).map_err(remote_err)?;
-                let _ = tx.send(Ok(batch)).await;
-            }
-            Ok(total)
         }
         Connect::Sqlite(path) => {
             let path = path.clone();
-            blocking(move || {
+            return blocking(move || {
+                use rusqlite::types::ValueRef;
                 let c = sqlite_open(&path)?;
                 let mut st = c.prepare(&sql).map_err(remote_err)?;
                 let mut q = st.query([]).map_err(remote_err)?;
-                let mut rows: Vec<Vec<Option<String>>> = Vec::with_capacity(BATCH_ROWS);
                 while let Some(row) = q.next().map_err(remote_err)? {
-                    let mut out = Vec::with_capacity(width);
+                    let mut text = Vec::with_capacity(width);
                     for i in 0..width {
-                        use rusqlite::types::ValueRef;
-                        out.push(match row.get_ref(i).map_err(remote_err)? {
+                        text.push(match row.get_ref(i).map_err(remote_err)? {
                             ValueRef::Null => None,
                             ValueRef::Integer(v) => Some(v.to_string()),
                             ValueRef::Real(v) => Some(v.to_string()),
-                            ValueRef::Text(t) => Some(String::from_utf8_lossy(t).into_owned()),
-                            ValueRef::Blob(b) => Some(String::from_utf8_lossy(b).into_owned()),
+                            ValueRef::Text(t) | ValueRef::Blob(t) => {
+                                Some(String::from_utf8_lossy(t).into_owned())
+                            }
                         });
                     }
-                    rows.push(out);
-                    total += 1;
-                    if rows.len() == BATCH_ROWS {
-                        let batch = to_batch(&schema, &rows).map_err(remote_err)?;
-                        rows.clear();
-                        if tx.blocking_send(Ok(batch)).is_err() {
-                            return Ok(total);
+                    if let Some(b) = batcher.push(text)? {
+                        if tx.blocking_send(Ok(b)).is_err() {
+                            return Ok(batcher.total);
                         }
                     }
                 }
-                if !rows.is_empty() {
-                    let batch = to_batch(&schema, &rows).map_err(remote_err)?;
-                    let _ = tx.blocking_send(Ok(batch));
+                if let Some(b) = batcher.finish()? {
+                    let _ = tx.blocking_send(Ok(b));
                 }
-                Ok(total)
+                Ok(batcher.total)
             })
-            .await
+            .await;
         }
     }
+    if let Some(b) = batcher.finish()? {
+        let _ = tx.send(Ok(b)).await;
+    }
+    Ok(batcher.total)
 }
 
 #[cfg(test)]
