@@ -7,26 +7,15 @@ Usage: APIARY_BIN=target/.../apiary python bench/jdbc_pushdown_bench.py [ROWS] [
 """
 
 import os
-import statistics
 import sys
-import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "clients"))
 from conftest import Postgres, Server  # noqa: E402
 import clients  # noqa: E402
+from benchlib import timed  # noqa: E402
 
 ROWS = int(sys.argv[1]) if len(sys.argv) > 1 else 1_000_000
 RUNS = int(sys.argv[2]) if len(sys.argv) > 2 else 5
-
-
-def timed(f, n):
-    times = []
-    for _ in range(n):
-        t = time.perf_counter()
-        f()
-        times.append((time.perf_counter() - t) * 1000)
-    times.sort()
-    return statistics.median(times), times[0], times[-1]
 
 
 def main():

@@ -153,6 +153,40 @@ async fn load_table(tx: &Transaction<'_>, db: &str, name: &str) -> Result<Option
         .transpose()
 }
 
+/// Adds a table row: its database must exist and the name be free.
+async fn insert_table(tx: &Transaction<'_>, table: &Table) -> Result<()> {
+    let (db, name) = (table.database.to_lowercase(), table.name.to_lowercase());
+    if !db_exists(tx, &db).await? {
+        return Err(MetastoreError::NoSuchObject(format!("Database {db}")));
+    }
+    if load_table(tx, &db, &name).await?.is_some() {
+        return Err(MetastoreError::AlreadyExists(format!("Table {db}.{name}")));
+    }
+    let def = to_json(table)?;
+    tx.execute(
+        "INSERT INTO apiary_tbls (db, name, definition) VALUES ($1, $2, $3)",
+        &[&db, &name, &def],
+    )
+    .await?;
+    Ok(())
+}
+
+/// Removes a table row and its partitions; returns how many table rows went (0 or 1).
+async fn delete_table(tx: &Transaction<'_>, db: &str, name: &str) -> Result<u64> {
+    let n = tx
+        .execute(
+            "DELETE FROM apiary_tbls WHERE db = $1 AND name = $2",
+            &[&db, &name],
+        )
+        .await?;
+    tx.execute(
+        "DELETE FROM apiary_partitions WHERE db = $1 AND tbl = $2",
+        &[&db, &name],
+    )
+    .await?;
+    Ok(n)
+}
+
 async fn load_intent(tx: &Transaction<'_>, id: &str) -> Result<Intent> {
     let rows = tx
         .query(
@@ -267,28 +301,9 @@ impl Metastore for PostgresMetastore {
     }
 
     async fn create_table(&self, table: &Table) -> Result<()> {
-        let (db, name, def) = (
-            table.database.to_lowercase(),
-            table.name.to_lowercase(),
-            to_json(table)?,
-        );
-        self.write(move |tx| {
-            Box::pin(async move {
-                if !db_exists(tx, &db).await? {
-                    return Err(MetastoreError::NoSuchObject(format!("Database {db}")));
-                }
-                if load_table(tx, &db, &name).await?.is_some() {
-                    return Err(MetastoreError::AlreadyExists(format!("Table {db}.{name}")));
-                }
-                tx.execute(
-                    "INSERT INTO apiary_tbls (db, name, definition) VALUES ($1, $2, $3)",
-                    &[&db, &name, &def],
-                )
-                .await?;
-                Ok(())
-            })
-        })
-        .await
+        let table = table.clone();
+        self.write(move |tx| Box::pin(async move { insert_table(tx, &table).await }))
+            .await
     }
 
     async fn get_table(&self, db: &str, name: &str) -> Result<Option<Table>> {
@@ -375,20 +390,9 @@ impl Metastore for PostgresMetastore {
         let (db, name) = (db.to_lowercase(), name.to_lowercase());
         self.write(move |tx| {
             Box::pin(async move {
-                let n = tx
-                    .execute(
-                        "DELETE FROM apiary_tbls WHERE db = $1 AND name = $2",
-                        &[&db, &name],
-                    )
-                    .await?;
-                if n == 0 {
+                if delete_table(tx, &db, &name).await? == 0 {
                     return Err(MetastoreError::NoSuchObject(format!("Table {db}.{name}")));
                 }
-                tx.execute(
-                    "DELETE FROM apiary_partitions WHERE db = $1 AND tbl = $2",
-                    &[&db, &name],
-                )
-                .await?;
                 Ok(())
             })
         })
@@ -554,19 +558,7 @@ impl Metastore for PostgresMetastore {
             Box::pin(async move {
                 let mut intent = load_intent(tx, &id).await?;
                 intent.require_pending()?;
-                let t = &intent.table;
-                if load_table(tx, &t.database, &t.name).await?.is_some() {
-                    return Err(MetastoreError::AlreadyExists(format!(
-                        "Table {}",
-                        t.qualified_name()
-                    )));
-                }
-                let def = to_json(t)?;
-                tx.execute(
-                    "INSERT INTO apiary_tbls (db, name, definition) VALUES ($1, $2, $3)",
-                    &[&t.database, &t.name, &def],
-                )
-                .await?;
+                insert_table(tx, &intent.table).await?;
                 intent.state = IntentState::Committed;
                 save_intent(tx, &intent).await
             })
@@ -580,17 +572,7 @@ impl Metastore for PostgresMetastore {
             Box::pin(async move {
                 let mut intent = load_intent(tx, &id).await?;
                 intent.require_pending()?;
-                let t = &intent.table;
-                tx.execute(
-                    "DELETE FROM apiary_tbls WHERE db = $1 AND name = $2",
-                    &[&t.database, &t.name],
-                )
-                .await?;
-                tx.execute(
-                    "DELETE FROM apiary_partitions WHERE db = $1 AND tbl = $2",
-                    &[&t.database, &t.name],
-                )
-                .await?;
+                delete_table(tx, &intent.table.database, &intent.table.name).await?;
                 intent.state = IntentState::Committed;
                 save_intent(tx, &intent).await
             })

@@ -147,6 +147,35 @@ fn load_table(conn: &Connection, db: &str, name: &str) -> Result<Option<Table>> 
         .transpose()
 }
 
+/// Adds a table row: its database must exist and the name be free.
+fn insert_table(conn: &Connection, table: &Table) -> Result<()> {
+    let (db, name) = (table.database.to_lowercase(), table.name.to_lowercase());
+    if !db_exists(conn, &db)? {
+        return Err(MetastoreError::NoSuchObject(format!("Database {db}")));
+    }
+    if load_table(conn, &db, &name)?.is_some() {
+        return Err(MetastoreError::AlreadyExists(format!("Table {db}.{name}")));
+    }
+    conn.execute(
+        "INSERT INTO tbls (db, name, definition) VALUES (?1, ?2, ?3)",
+        params![db, name, to_json(table)?],
+    )?;
+    Ok(())
+}
+
+/// Removes a table row and its partitions; returns how many table rows went (0 or 1).
+fn delete_table(conn: &Connection, db: &str, name: &str) -> Result<usize> {
+    let n = conn.execute(
+        "DELETE FROM tbls WHERE db = ?1 AND name = ?2",
+        params![db, name],
+    )?;
+    conn.execute(
+        "DELETE FROM partitions WHERE db = ?1 AND tbl = ?2",
+        params![db, name],
+    )?;
+    Ok(n)
+}
+
 fn load_intent(conn: &Connection, id: &str) -> Result<Intent> {
     let def: Option<String> = conn
         .query_row(
@@ -258,25 +287,8 @@ impl Metastore for SqliteMetastore {
     }
 
     async fn create_table(&self, table: &Table) -> Result<()> {
-        let (db, name, def) = (
-            table.database.to_lowercase(),
-            table.name.to_lowercase(),
-            to_json(table)?,
-        );
-        self.write(move |tx| {
-            if !db_exists(tx, &db)? {
-                return Err(MetastoreError::NoSuchObject(format!("Database {db}")));
-            }
-            if load_table(tx, &db, &name)?.is_some() {
-                return Err(MetastoreError::AlreadyExists(format!("Table {db}.{name}")));
-            }
-            tx.execute(
-                "INSERT INTO tbls (db, name, definition) VALUES (?1, ?2, ?3)",
-                params![db, name, def],
-            )?;
-            Ok(())
-        })
-        .await
+        let table = table.clone();
+        self.write(move |tx| insert_table(tx, &table)).await
     }
 
     async fn get_table(&self, db: &str, name: &str) -> Result<Option<Table>> {
@@ -350,17 +362,9 @@ impl Metastore for SqliteMetastore {
     async fn drop_table(&self, db: &str, name: &str) -> Result<()> {
         let (db, name) = (db.to_lowercase(), name.to_lowercase());
         self.write(move |tx| {
-            let n = tx.execute(
-                "DELETE FROM tbls WHERE db = ?1 AND name = ?2",
-                params![db, name],
-            )?;
-            if n == 0 {
+            if delete_table(tx, &db, &name)? == 0 {
                 return Err(MetastoreError::NoSuchObject(format!("Table {db}.{name}")));
             }
-            tx.execute(
-                "DELETE FROM partitions WHERE db = ?1 AND tbl = ?2",
-                params![db, name],
-            )?;
             Ok(())
         })
         .await
@@ -508,17 +512,7 @@ impl Metastore for SqliteMetastore {
         self.write(move |tx| {
             let mut intent = load_intent(tx, &id)?;
             intent.require_pending()?;
-            let t = &intent.table;
-            if load_table(tx, &t.database, &t.name)?.is_some() {
-                return Err(MetastoreError::AlreadyExists(format!(
-                    "Table {}",
-                    t.qualified_name()
-                )));
-            }
-            tx.execute(
-                "INSERT INTO tbls (db, name, definition) VALUES (?1, ?2, ?3)",
-                params![t.database, t.name, to_json(t)?],
-            )?;
+            insert_table(tx, &intent.table)?;
             intent.state = IntentState::Committed;
             save_intent(tx, &intent)
         })
@@ -530,15 +524,7 @@ impl Metastore for SqliteMetastore {
         self.write(move |tx| {
             let mut intent = load_intent(tx, &id)?;
             intent.require_pending()?;
-            let t = &intent.table;
-            tx.execute(
-                "DELETE FROM tbls WHERE db = ?1 AND name = ?2",
-                params![t.database, t.name],
-            )?;
-            tx.execute(
-                "DELETE FROM partitions WHERE db = ?1 AND tbl = ?2",
-                params![t.database, t.name],
-            )?;
+            delete_table(tx, &intent.table.database, &intent.table.name)?;
             intent.state = IntentState::Committed;
             save_intent(tx, &intent)
         })

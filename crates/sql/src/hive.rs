@@ -1228,18 +1228,7 @@ impl SqlSession {
                     handler.class_name()
                 )));
             }
-            let mut plan = self.plan_query(query).await?;
-            if !columns.is_empty() {
-                plan = self.reorder_columns(plan, table, columns, 0)?;
-            }
-            let got = plan.schema().fields().len();
-            let want = table.sd.columns.len();
-            if got != want {
-                return Err(SqlError::Semantic(format!(
-                    "[Error 10044]: Line 1:12 Cannot insert into target table because column number/types are different '{}': Table insclause-0 has {want} columns, but query has {got} columns.",
-                    table.name
-                )));
-            }
+            let plan = self.insert_plan(table, query, columns, 0).await?;
             let ctx = self.context().clone();
             let table = table.clone();
             return Ok(crate::session::Task(Box::pin(async move {
@@ -1309,20 +1298,7 @@ impl SqlSession {
             }
         };
         let dynamic = spec.iter().filter(|v| v.is_none()).count();
-        let plan = self.plan_query(query).await?;
-        let mut plan = plan;
-        if !columns.is_empty() {
-            // An explicit column list: reorder into the table's order, NULL for the rest.
-            plan = self.reorder_columns(plan, table, columns, dynamic)?;
-        }
-        let got = plan.schema().fields().len();
-        let want = table.sd.columns.len() + dynamic;
-        if got != want {
-            return Err(SqlError::Semantic(format!(
-                "[Error 10044]: Line 1:12 Cannot insert into target table because column number/types are different '{}': Table insclause-0 has {want} columns, but query has {got} columns.",
-                table.name
-            )));
-        }
+        let plan = self.insert_plan(table, query, columns, dynamic).await?;
         let ctx = self.context().clone();
         let metastore = self.metastore().clone();
         let table = table.clone();
@@ -1356,6 +1332,31 @@ impl SqlSession {
             tracing::info!(table = %table.qualified_name(), rows, files, "insert committed");
             Ok(())
         })))
+    }
+
+    /// An INSERT's query planned: reordered by an explicit column list (NULL for the columns
+    /// it leaves out), and checked to give the table's data columns plus `dynamic` partition
+    /// values.
+    async fn insert_plan(
+        &mut self,
+        table: &Table,
+        query: &str,
+        columns: &[String],
+        dynamic: usize,
+    ) -> Result<LogicalPlan, SqlError> {
+        let mut plan = self.plan_query(query).await?;
+        if !columns.is_empty() {
+            plan = self.reorder_columns(plan, table, columns, dynamic)?;
+        }
+        let got = plan.schema().fields().len();
+        let want = table.sd.columns.len() + dynamic;
+        if got != want {
+            return Err(SqlError::Semantic(format!(
+                "[Error 10044]: Line 1:12 Cannot insert into target table because column number/types are different '{}': Table insclause-0 has {want} columns, but query has {got} columns.",
+                table.name
+            )));
+        }
+        Ok(plan)
     }
 
     fn reorder_columns(
