@@ -2,6 +2,9 @@
 //! over PyHive (tests/clients/slt.py), on an [`Engine`] with an embedded metastore in a
 //! temporary folder, values rendered as that runner renders what PyHive returns.
 
+// A test harness: failing loudly is its job.
+#![allow(clippy::expect_used, clippy::panic)]
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
