@@ -83,6 +83,26 @@ pub const KEYS: &[(&str, &str, &str)] = &[
         "metastore: empty for the embedded SQLite file in the data dir, or postgresql://user@host:port/db to share one catalog between servers",
     ),
     (
+        "apiary.metastore.pool.size",
+        "8",
+        "PostgreSQL metastore: most connections open at once",
+    ),
+    (
+        "apiary.metastore.connect.timeout",
+        "10s",
+        "PostgreSQL metastore: time allowed to open a connection",
+    ),
+    (
+        "apiary.metastore.statement.timeout",
+        "30s",
+        "PostgreSQL metastore: longest a catalog statement or lock wait may take; also how long a call waits for a free connection",
+    ),
+    (
+        "apiary.metastore.retries",
+        "8",
+        "PostgreSQL metastore: times a transaction that raced another server's is run again before the error reaches the user",
+    ),
+    (
         "hive.metastore.warehouse.dir",
         "",
         "where managed tables live (empty: <data-dir>/warehouse)",
@@ -273,6 +293,18 @@ impl ServerConfig {
             handshake_timeout: self.duration("hive.server2.thrift.login.timeout", "s")?,
             idle_timeout: self.duration("apiary.connection.idle.timeout", "s")?,
             shutdown_grace: Duration::from_secs(5),
+        })
+    }
+
+    /// How the PostgreSQL metastore connects.
+    pub fn postgres(&self) -> Result<apiary_metastore::PostgresOptions, ConfigError> {
+        let statement_timeout = self.duration("apiary.metastore.statement.timeout", "s")?;
+        Ok(apiary_metastore::PostgresOptions {
+            pool_size: self.number::<usize>("apiary.metastore.pool.size")?.max(1),
+            connect_timeout: self.duration("apiary.metastore.connect.timeout", "s")?,
+            wait_timeout: statement_timeout,
+            statement_timeout,
+            retries: self.number("apiary.metastore.retries")?,
         })
     }
 

@@ -118,7 +118,7 @@ async fn serve(args: ServeArgs) -> Result<(), Box<dyn std::error::Error>> {
     let metastore: Arc<dyn apiary_metastore::Metastore> =
         match config.hiveconf.get("apiary.metastore.url").map(String::as_str) {
             Some(url) if url.starts_with("postgres") => Arc::new(
-                apiary_metastore::PostgresMetastore::open(url)
+                apiary_metastore::PostgresMetastore::open(url, &config.postgres()?)
                     .await
                     .map_err(|e| format!("cannot open the PostgreSQL metastore: {e}"))?,
             ),

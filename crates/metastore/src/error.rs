@@ -15,6 +15,10 @@ pub enum MetastoreError {
     /// Another writer changed the catalog at the same time; the call may be retried.
     #[error("concurrent change to the catalog: {0}")]
     Conflict(String),
+    /// A PostgreSQL transaction lost a serialization race with another server's and was
+    /// rolled back; running it again may succeed (the backend retries it a few times first).
+    #[error("concurrent change to the catalog: another server changed the same objects at the same time; retry")]
+    Raced(#[source] tokio_postgres::Error),
     /// The backing database failed.
     #[error("metastore backend error: {0}")]
     Backend(String),
@@ -47,9 +51,7 @@ impl From<tokio_postgres::Error> for MetastoreError {
                 if *c == SqlState::T_R_SERIALIZATION_FAILURE
                     || *c == SqlState::T_R_DEADLOCK_DETECTED =>
             {
-                MetastoreError::Conflict(
-                    "another server changed the same objects at the same time; retry".into(),
-                )
+                MetastoreError::Raced(e)
             }
             // Two servers creating the same name: the loser sees the primary key.
             Some(c) if *c == SqlState::UNIQUE_VIOLATION => {

@@ -21,7 +21,7 @@ pub use model::{
     escape_path_value, partition_name, unescape_path_value, Column, Database, Partition, SerDeInfo,
     SortColumn, StorageDescriptor, Table, TableType,
 };
-pub use postgres::PostgresMetastore;
+pub use postgres::{PostgresMetastore, PostgresOptions};
 pub use sqlite::SqliteMetastore;
 
 use async_trait::async_trait;

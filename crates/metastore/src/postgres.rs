@@ -1,13 +1,19 @@
 //! The metastore in PostgreSQL, so that several Apiary servers share one catalog. Every change
 //! is one SERIALIZABLE transaction: two servers racing on the same names get one success and
-//! one clean error (`AlreadyExists`, `NoSuchObject`, or `Conflict` to retry), never a torn
-//! catalog. Same documents and schema versions as the SQLite backend.
+//! one clean error (`AlreadyExists`, `NoSuchObject`), never a torn catalog. A transaction
+//! that loses a serialization race is run again a few times before the error (`Raced`) reaches
+//! the user. Connections come from a small pool, with connect, wait and statement timeouts, so
+//! a slow or unreachable PostgreSQL fails calls instead of hanging them. Same documents and schema versions as the SQLite backend.
 
 use async_trait::async_trait;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
-use tokio::sync::Mutex;
-use tokio_postgres::{Client, IsolationLevel, NoTls, Transaction};
+use std::time::Duration;
+
+use deadpool_postgres::{
+    Manager, ManagerConfig, Pool, PoolError, RecyclingMethod, Runtime, Timeouts, Transaction,
+};
+use tokio_postgres::{IsolationLevel, NoTls};
 
 use crate::journal::{Intent, IntentKind, IntentState};
 use crate::model::{partition_name, Database, Partition, Table};
@@ -29,10 +35,39 @@ const MIGRATIONS: &[&str] = &[
 /// Lock id that serialises schema migrations between servers.
 const MIGRATION_LOCK: i64 = 0x6170_6961_7279;
 
-/// The metastore in a PostgreSQL database.
+/// How the metastore reaches PostgreSQL: pool size and timeouts.
+#[derive(Debug, Clone)]
+pub struct PostgresOptions {
+    /// Most connections open at once.
+    pub pool_size: usize,
+    /// Time allowed to open a connection (TCP connect, startup and login).
+    pub connect_timeout: Duration,
+    /// Time a call waits for a free connection of the pool.
+    pub wait_timeout: Duration,
+    /// Longest a metastore statement may run on the server (`statement_timeout`); it also
+    /// bounds lock waits (`lock_timeout`) and open transactions left idle.
+    pub statement_timeout: Duration,
+    /// Times a transaction that lost a serialization race is run again before the error
+    /// reaches the user.
+    pub retries: u32,
+}
+
+impl Default for PostgresOptions {
+    fn default() -> Self {
+        Self {
+            pool_size: 8,
+            connect_timeout: Duration::from_secs(10),
+            wait_timeout: Duration::from_secs(30),
+            statement_timeout: Duration::from_secs(30),
+            retries: 8,
+        }
+    }
+}
+
+/// The metastore in a PostgreSQL database, reached through a small pool of connections.
 pub struct PostgresMetastore {
-    url: String,
-    client: Mutex<Option<Client>>,
+    pool: Pool,
+    retries: u32,
 }
 
 impl std::fmt::Debug for PostgresMetastore {
@@ -41,20 +76,84 @@ impl std::fmt::Debug for PostgresMetastore {
     }
 }
 
-async fn connect(url: &str) -> Result<Client> {
-    let (client, connection) = tokio_postgres::connect(url, NoTls).await?;
-    tokio::spawn(async move {
-        if let Err(e) = connection.await {
-            tracing::warn!(error = %e, "metastore connection ended");
+impl From<PoolError> for MetastoreError {
+    fn from(e: PoolError) -> Self {
+        match e {
+            PoolError::Backend(e) => e.into(),
+            PoolError::Timeout(_) => MetastoreError::Backend(
+                "timed out waiting for a metastore connection (PostgreSQL busy or unreachable)"
+                    .into(),
+            ),
+            other => MetastoreError::Backend(other.to_string()),
         }
-    });
-    Ok(client)
+    }
+}
+
+/// Whether a failed transaction was rolled back by the server because it raced another one,
+/// so running it again is safe and likely to succeed.
+fn serialization_failure(e: &tokio_postgres::Error) -> bool {
+    use tokio_postgres::error::SqlState;
+    e.code().is_some_and(|c| {
+        *c == SqlState::T_R_SERIALIZATION_FAILURE || *c == SqlState::T_R_DEADLOCK_DETECTED
+    })
+}
+
+/// The pause before retry `attempt` (1-based): exponential from 5 ms, jittered, at most 0.5 s.
+fn backoff(attempt: u32) -> Duration {
+    let base = 5u64.saturating_mul(1 << attempt.min(7));
+    let jitter = u64::from(rand_jitter()) % base.max(1);
+    Duration::from_millis((base + jitter).min(500))
+}
+
+fn rand_jitter() -> u32 {
+    // Time-seeded, enough to keep racing servers from retrying in lock step.
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0)
+}
+
+/// What one attempt of a transaction ended with.
+enum Attempt<T> {
+    Done(Result<T>),
+    /// Lost a serialization race; the server rolled it back.
+    Retry(tokio_postgres::Error),
 }
 
 impl PostgresMetastore {
     /// Connects to `url` (`postgresql://user@host:port/db`) and brings the schema up to date.
-    pub async fn open(url: &str) -> Result<Self> {
-        let mut client = connect(url).await?;
+    pub async fn open(url: &str, options: &PostgresOptions) -> Result<Self> {
+        let mut config: tokio_postgres::Config = url
+            .parse()
+            .map_err(|e| MetastoreError::Backend(format!("bad PostgreSQL URL: {e}")))?;
+        if config.get_connect_timeout().is_none() {
+            config.connect_timeout(options.connect_timeout);
+        }
+        let ms = options.statement_timeout.as_millis().max(1);
+        let mut server_options = config.get_options().unwrap_or("").to_string();
+        server_options.push_str(&format!(
+            " -c statement_timeout={ms} -c lock_timeout={ms} -c idle_in_transaction_session_timeout={}",
+            ms.saturating_mul(2)
+        ));
+        config.options(server_options.trim());
+        let manager = Manager::from_config(
+            config,
+            NoTls,
+            ManagerConfig {
+                recycling_method: RecyclingMethod::Fast,
+            },
+        );
+        let pool = Pool::builder(manager)
+            .max_size(options.pool_size.max(1))
+            .timeouts(Timeouts {
+                wait: Some(options.wait_timeout),
+                create: Some(options.connect_timeout),
+                recycle: Some(options.connect_timeout),
+            })
+            .runtime(Runtime::Tokio1)
+            .build()
+            .map_err(|e| MetastoreError::Backend(e.to_string()))?;
+        let mut client = pool.get().await?;
         let tx = client.transaction().await?;
         tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])
             .await?;
@@ -85,14 +184,40 @@ impl PostgresMetastore {
             tracing::info!(version = i + 1, "metastore schema migrated");
         }
         tx.commit().await?;
+        drop(client);
         Ok(Self {
-            url: url.to_string(),
-            client: Mutex::new(Some(client)),
+            pool,
+            retries: options.retries,
         })
     }
 
-    /// Runs `f` in one SERIALIZABLE transaction, reconnecting first if the connection died.
+    /// Runs `f` in one SERIALIZABLE transaction on a pooled connection. A transaction that
+    /// loses a serialization race (at any statement or at COMMIT, where the server has rolled
+    /// it back) runs again, up to the configured number of retries; `f` is cloned for each
+    /// attempt. A broken connection during COMMIT is not retried: its outcome is unknown.
     async fn write<T, F>(&self, f: F) -> Result<T>
+    where
+        F: for<'a> FnOnce(
+                &'a Transaction<'a>,
+            ) -> std::pin::Pin<
+                Box<dyn std::future::Future<Output = Result<T>> + Send + 'a>,
+            > + Clone,
+    {
+        let mut attempt = 0;
+        loop {
+            match self.attempt(f.clone()).await {
+                Attempt::Done(r) => return r,
+                Attempt::Retry(e) if attempt < self.retries => {
+                    attempt += 1;
+                    tracing::debug!(attempt, error = %e, "metastore transaction raced another; retrying");
+                    tokio::time::sleep(backoff(attempt)).await;
+                }
+                Attempt::Retry(e) => return Err(e.into()),
+            }
+        }
+    }
+
+    async fn attempt<T, F>(&self, f: F) -> Attempt<T>
     where
         F: for<'a> FnOnce(
             &'a Transaction<'a>,
@@ -100,36 +225,49 @@ impl PostgresMetastore {
             Box<dyn std::future::Future<Output = Result<T>> + Send + 'a>,
         >,
     {
-        let mut guard = self.client.lock().await;
-        if guard.as_ref().is_none_or(|c| c.is_closed()) {
-            *guard = Some(connect(&self.url).await?);
-        }
-        let client = guard
-            .as_mut()
-            .ok_or_else(|| MetastoreError::Backend("no metastore connection".into()))?;
-        let tx = client
+        let mut client = match self.pool.get().await {
+            Ok(c) => c,
+            Err(e) => return Attempt::Done(Err(e.into())),
+        };
+        let tx = match client
             .build_transaction()
             .isolation_level(IsolationLevel::Serializable)
             .start()
-            .await?;
-        let out = f(&tx).await?;
-        tx.commit().await?;
-        Ok(out)
+            .await
+        {
+            Ok(tx) => tx,
+            Err(e) => return Attempt::Done(Err(e.into())),
+        };
+        let out = match f(&tx).await {
+            Ok(v) => v,
+            Err(MetastoreError::Raced(e)) => {
+                return Attempt::Retry(e)
+            }
+            Err(e) => return Attempt::Done(Err(e)),
+        };
+        match tx.commit().await {
+            Ok(()) => Attempt::Done(Ok(out)),
+            Err(e) if serialization_failure(&e) => Attempt::Retry(e),
+            Err(e) => Attempt::Done(Err(e.into())),
+        }
     }
 
+    /// Runs one read on a pooled connection; a read that found its connection broken runs
+    /// once more on another.
     async fn read_rows(
         &self,
         sql: &str,
         params: &[&(dyn tokio_postgres::types::ToSql + Sync)],
     ) -> Result<Vec<tokio_postgres::Row>> {
-        let mut guard = self.client.lock().await;
-        if guard.as_ref().is_none_or(|c| c.is_closed()) {
-            *guard = Some(connect(&self.url).await?);
+        let mut retried = false;
+        loop {
+            let client = self.pool.get().await?;
+            match client.query(sql, params).await {
+                Ok(rows) => return Ok(rows),
+                Err(e) if e.is_closed() && !retried => retried = true,
+                Err(e) => return Err(e.into()),
+            }
         }
-        let client = guard
-            .as_ref()
-            .ok_or_else(|| MetastoreError::Backend("no metastore connection".into()))?;
-        Ok(client.query(sql, params).await?)
     }
 }
 
