@@ -255,6 +255,7 @@ impl Gateway {
         let timeout = effective_timeout(query_timeout_secs, conf_overlay, &sql);
         let prepared = sql.prepare(statement).await;
         let ctx = sql.context().clone();
+        let notes = sql.take_notes();
         drop(sql);
         let (schema, source) = match prepared {
             Ok(Prepared::Query { plan, schema }) => (
@@ -291,6 +292,9 @@ impl Gateway {
             ),
         );
         op.log("INFO", "Semantic Analysis Completed");
+        for note in notes {
+            op.log("WARN", note);
+        }
         self.register(&session, &op);
         op.start().await;
         if !run_async {

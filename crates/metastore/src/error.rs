@@ -9,6 +9,9 @@ pub enum MetastoreError {
     /// The object named does not exist.
     #[error("{0} does not exist")]
     NoSuchObject(String),
+    /// The object's definition is not valid (a name Hive's metastore refuses).
+    #[error("{0}")]
+    InvalidObject(String),
     /// The change is not allowed in the object's current state.
     #[error("{0}")]
     InvalidOperation(String),

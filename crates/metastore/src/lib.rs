@@ -18,13 +18,35 @@ mod sqlite;
 pub use error::MetastoreError;
 pub use journal::{Intent, IntentKind, IntentState};
 pub use model::{
-    escape_path_value, partition_name, unescape_path_value, Column, Database, Partition, SerDeInfo,
-    SortColumn, StorageDescriptor, Table, TableType,
+    escape_path_value, is_valid_name, partition_name, unescape_path_value, Column, Database,
+    Partition, SerDeInfo, SortColumn, StorageDescriptor, Table, TableType,
 };
 pub use postgres::{PostgresMetastore, PostgresOptions};
 pub use sqlite::SqliteMetastore;
 
 use async_trait::async_trait;
+
+/// Refuses a database name Hive's metastore would refuse, with Hive's text.
+pub fn check_database_name(name: &str) -> Result<()> {
+    if is_valid_name(name) {
+        Ok(())
+    } else {
+        Err(MetastoreError::InvalidObject(format!(
+            "{name} is not a valid database name"
+        )))
+    }
+}
+
+/// Refuses a table or view name Hive's metastore would refuse, with Hive's text.
+pub fn check_table_name(name: &str) -> Result<()> {
+    if is_valid_name(name) {
+        Ok(())
+    } else {
+        Err(MetastoreError::InvalidObject(format!(
+            "{name} is not a valid object name"
+        )))
+    }
+}
 
 /// Result of a metastore call.
 pub type Result<T> = std::result::Result<T, MetastoreError>;

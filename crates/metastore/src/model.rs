@@ -128,6 +128,11 @@ pub struct Table {
     /// to the handler's reader and writer.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub secrets: BTreeMap<String, String>,
+    /// The token of the data folder Apiary created (or claimed empty) for this table, also
+    /// written in that folder's marker file: the proof that the folder is the table's to
+    /// delete. `None` when the table's location was someone else's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data_token: Option<String>,
 }
 
 impl Table {
@@ -145,6 +150,12 @@ impl Table {
     pub fn storage_handler(&self) -> Option<&str> {
         self.parameters.get("storage_handler").map(String::as_str)
     }
+}
+
+/// Whether `name` is a valid database or table name for Hive's metastore: ASCII letters,
+/// digits and underscores only (Java's `\\w+`). Such a name is also safe as a folder name.
+pub fn is_valid_name(name: &str) -> bool {
+    !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
 }
 
 /// A partition of a table: one value per partition key, and its own storage.
@@ -182,11 +193,12 @@ impl Table {
     }
 }
 
-/// `k1=v1/k2=v2` for these keys and values, escaping as Hive does in partition paths.
+/// `k1=v1/k2=v2` for these keys and values, escaping keys and values as Hive does in
+/// partition paths (so no part can hold a `/` or be `.` or `..`).
 pub fn partition_name(keys: &[Column], values: &[String]) -> String {
     keys.iter()
         .zip(values)
-        .map(|(k, v)| format!("{}={}", k.name, escape_path_value(v)))
+        .map(|(k, v)| format!("{}={}", escape_path_value(&k.name), escape_path_value(v)))
         .collect::<Vec<_>>()
         .join("/")
 }

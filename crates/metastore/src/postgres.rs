@@ -240,9 +240,7 @@ impl PostgresMetastore {
         };
         let out = match f(&tx).await {
             Ok(v) => v,
-            Err(MetastoreError::Raced(e)) => {
-                return Attempt::Retry(e)
-            }
+            Err(MetastoreError::Raced(e)) => return Attempt::Retry(e),
             Err(e) => return Attempt::Done(Err(e)),
         };
         match tx.commit().await {
@@ -294,6 +292,7 @@ async fn load_table(tx: &Transaction<'_>, db: &str, name: &str) -> Result<Option
 /// Adds a table row: its database must exist and the name be free.
 async fn insert_table(tx: &Transaction<'_>, table: &Table) -> Result<()> {
     let (db, name) = (table.database.to_lowercase(), table.name.to_lowercase());
+    crate::check_table_name(&name)?;
     if !db_exists(tx, &db).await? {
         return Err(MetastoreError::NoSuchObject(format!("Database {db}")));
     }
@@ -359,6 +358,7 @@ async fn db_exists(tx: &Transaction<'_>, db: &str) -> Result<bool> {
 impl Metastore for PostgresMetastore {
     async fn create_database(&self, db: &Database) -> Result<()> {
         let (name, def) = (db.name.to_lowercase(), to_json(db)?);
+        crate::check_database_name(&name)?;
         self.write(move |tx| {
             Box::pin(async move {
                 if db_exists(tx, &name).await? {
@@ -493,6 +493,9 @@ impl Metastore for PostgresMetastore {
             table.name.to_lowercase(),
             to_json(table)?,
         );
+        if new_name != name {
+            crate::check_table_name(&new_name)?;
+        }
         self.write(move |tx| {
             Box::pin(async move {
                 if load_table(tx, &db, &name).await?.is_none() {

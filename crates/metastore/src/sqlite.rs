@@ -150,6 +150,7 @@ fn load_table(conn: &Connection, db: &str, name: &str) -> Result<Option<Table>> 
 /// Adds a table row: its database must exist and the name be free.
 fn insert_table(conn: &Connection, table: &Table) -> Result<()> {
     let (db, name) = (table.database.to_lowercase(), table.name.to_lowercase());
+    crate::check_table_name(&name)?;
     if !db_exists(conn, &db)? {
         return Err(MetastoreError::NoSuchObject(format!("Database {db}")));
     }
@@ -209,6 +210,7 @@ fn db_exists(conn: &Connection, db: &str) -> Result<bool> {
 impl Metastore for SqliteMetastore {
     async fn create_database(&self, db: &Database) -> Result<()> {
         let (name, def) = (db.name.to_lowercase(), to_json(db)?);
+        crate::check_database_name(&name)?;
         self.write(move |tx| {
             if db_exists(tx, &name)? {
                 return Err(MetastoreError::AlreadyExists(format!("Database {name}")));
@@ -332,6 +334,9 @@ impl Metastore for SqliteMetastore {
             table.name.to_lowercase(),
             to_json(table)?,
         );
+        if new_name != name {
+            crate::check_table_name(&new_name)?;
+        }
         self.write(move |tx| {
             if load_table(tx, &db, &name)?.is_none() {
                 return Err(MetastoreError::NoSuchObject(format!("Table {db}.{name}")));
@@ -618,6 +623,7 @@ mod tests {
             view_text: None,
             view_database: None,
             secrets: Default::default(),
+            data_token: None,
         }
     }
 

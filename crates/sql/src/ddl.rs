@@ -110,10 +110,16 @@ fn lex(sql: &str) -> Result<Vec<Token>, SqlError> {
     Ok(out)
 }
 
-fn parse_err(sql: &str, at: usize, detail: &str) -> SqlError {
-    let before = &sql[..at.min(sql.len())];
+/// Hive's position of byte `at`: 1-based line, 0-based column.
+fn line_column(sql: &str, at: usize) -> (u64, u64) {
+    let before = sql.get(..at.min(sql.len())).unwrap_or(sql);
     let line = before.matches('\n').count() as u64 + 1;
     let column = before.rsplit('\n').next().map(|l| l.len()).unwrap_or(0) as u64;
+    (line, column)
+}
+
+fn parse_err(sql: &str, at: usize, detail: &str) -> SqlError {
+    let (line, column) = line_column(sql, at);
     SqlError::Parse {
         line,
         column,
@@ -499,10 +505,24 @@ impl<'a> P<'a> {
         }
     }
 
+    /// One part of a table name: a back-quoted part may not hold a dot (Hive's rule, with its
+    /// text).
+    fn name_part(&mut self) -> Result<String, SqlError> {
+        let at = self.here();
+        let part = self.ident()?;
+        if part.contains('.') {
+            let (line, column) = line_column(self.sql, at);
+            return Err(SqlError::Semantic(format!(
+                "Line {line}:{column} Table or database name may not contain dot(.) character '{part}'"
+            )));
+        }
+        Ok(part)
+    }
+
     fn table_name(&mut self) -> Result<TableName, SqlError> {
-        let first = self.ident()?;
+        let first = self.name_part()?;
         if self.eat_punct('.') {
-            let name = self.ident()?;
+            let name = self.name_part()?;
             Ok(TableName {
                 db: Some(first),
                 name,
@@ -598,7 +618,21 @@ impl<'a> P<'a> {
         self.expect_punct('(')?;
         let mut out = Vec::new();
         loop {
+            let at = self.here();
             let name = self.ident()?;
+            if name.is_empty() || name.contains(['.', ':']) {
+                let found = match self.peek() {
+                    Some(Tok::Word(w)) | Some(Tok::Quoted(w)) | Some(Tok::Num(w)) => w.clone(),
+                    Some(Tok::Str(w)) => w.clone(),
+                    Some(Tok::Punct(c)) => c.to_string(),
+                    None => "<EOF>".into(),
+                };
+                return Err(parse_err(
+                    self.sql,
+                    at,
+                    &format!("Failed to recognize predicate '{found}'. Failed rule: '[., :] can not be used in column name in create table statement.' in column specification"),
+                ));
+            }
             let type_name = self.type_text()?;
             let comment = if self.eat_kw("comment") {
                 Some(self.string()?)

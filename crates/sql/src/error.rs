@@ -56,6 +56,7 @@ impl From<apiary_metastore::MetastoreError> for SqlError {
                 format!("NoSuchObjectException(message:{what} does not exist)")
             }
             M::InvalidOperation(m) => format!("InvalidOperationException(message:{m})"),
+            M::InvalidObject(m) => format!("InvalidObjectException(message:{m})"),
             other => format!("MetaException(message:{other})"),
         })
     }

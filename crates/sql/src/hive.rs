@@ -9,6 +9,7 @@ use apiary_metastore::{
 };
 use apiary_storage::format::NativeFormat;
 use apiary_storage::handler::AlterOp;
+use apiary_storage::ownership;
 use apiary_storage::write::{self, InsertSpec};
 use arrow::array::{ArrayRef, RecordBatch, StringArray};
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
@@ -156,18 +157,20 @@ impl SqlSession {
                 location,
                 properties,
             } => {
+                apiary_metastore::check_database_name(&name)?;
                 if self.metastore().get_database(&name).await?.is_some() {
                     if if_not_exists {
                         return Ok(Prepared::Done);
                     }
                     return Err(SqlError::Ddl(format!("Database {name} already exists")));
                 }
-                let location = location.unwrap_or_else(|| {
-                    self.warehouse()
-                        .join(format!("{name}.db"))
+                let location = match location {
+                    Some(l) => l,
+                    None => ownership::child(self.warehouse(), &format!("{name}.db"))
+                        .map_err(meta_error)?
                         .display()
-                        .to_string()
-                });
+                        .to_string(),
+                };
                 if let Ok(dir) = write::local_dir(&location) {
                     std::fs::create_dir_all(&dir)
                         .map_err(|e| SqlError::Ddl(format!("cannot create {location}: {e}")))?;
@@ -275,6 +278,7 @@ impl SqlSession {
                 query,
             } => {
                 let (db, vname) = self.qualify(&name);
+                apiary_metastore::check_table_name(&vname)?;
                 self.require_database(&db).await?;
                 let existing = self.metastore().get_table(&db, &vname).await?;
                 if let Some(t) = &existing {
@@ -330,6 +334,7 @@ impl SqlSession {
                     view_text: Some(query),
                     view_database: Some(self.database().to_string()),
                     secrets: Default::default(),
+                    data_token: None,
                 };
                 match existing {
                     Some(_) => self.metastore().alter_table(&db, &vname, &view).await?,
@@ -377,12 +382,13 @@ impl SqlSession {
                         table.qualified_name()
                     )));
                 }
+                let root = owned_root_for(&table, "truncate")?;
                 let parts = self
                     .metastore()
                     .list_partitions(&table.database, &table.name)
                     .await?;
                 let dirs = if table.partition_keys.is_empty() {
-                    vec![write::partition_dir(&table, &[])?]
+                    vec![root.clone()]
                 } else {
                     let spec = partition.unwrap_or_default();
                     let mut dirs = Vec::new();
@@ -396,8 +402,11 @@ impl SqlSession {
                     }
                     dirs
                 };
+                if let Some(d) = dirs.iter().find(|d| !ownership::inside(&root, d)) {
+                    return Err(not_owned(&table, "truncate", &d.display().to_string()));
+                }
                 for d in dirs {
-                    write::clear_data_files(&d)?;
+                    blocking(move || write::clear_data_files(&d)).await?;
                 }
                 Ok(Prepared::Done)
             }
@@ -548,7 +557,9 @@ impl SqlSession {
     }
 
     async fn drop_table_data(&self, table: &Table) -> Result<(), SqlError> {
-        remove_managed_data(table);
+        if let Some(kept) = remove_managed_data(table).await {
+            self.note(kept);
+        }
         Ok(())
     }
 
@@ -644,6 +655,7 @@ impl SqlSession {
             view_text: None,
             view_database: None,
             secrets: Default::default(),
+            data_token: None,
         };
         crate::nonnative::separate_secrets(handler.as_ref(), &mut table);
         let metastore = self.metastore().clone();
@@ -658,6 +670,7 @@ impl SqlSession {
             .clone()
             .ok_or_else(|| SqlError::Semantic("CREATE TABLE needs a name".into()))?;
         let (db, tname) = self.qualify(&name);
+        apiary_metastore::check_table_name(&tname)?;
         let database = self.require_database(&db).await?;
         if self.metastore().get_table(&db, &tname).await?.is_some() {
             if ct.if_not_exists {
@@ -679,6 +692,7 @@ impl SqlSession {
             let src = self.require_table(like).await?;
             let mut t = src.clone();
             t.sd.location = None;
+            t.data_token = None;
             t.parameters
                 .retain(|k, _| k != "EXTERNAL" && k != "transient_lastDdlTime");
             t.table_type = TableType::Managed;
@@ -799,6 +813,7 @@ impl SqlSession {
                 view_text: None,
                 view_database: None,
                 secrets: Default::default(),
+                data_token: None,
             }
         };
         table.database = db.clone();
@@ -823,14 +838,23 @@ impl SqlSession {
             .insert("transient_lastDdlTime".into(), now().to_string());
         let location = match &ct.location {
             Some(l) => l.clone(),
-            None => format!("{}/{}", database.location.trim_end_matches('/'), tname),
+            None => table_location(&database.location, &tname)?,
         };
         if let Ok(dir) = write::local_dir(&location) {
-            std::fs::create_dir_all(&dir).map_err(|e| {
+            // Apiary owns the folder (and may later delete it) only if it makes it now.
+            let token = ownership::new_token();
+            let claimed = ownership::claim(&dir, &token).map_err(|e| {
                 SqlError::Ddl(format!(
                     "MetaException(message:cannot create {location}: {e})"
                 ))
             })?;
+            if claimed {
+                table.data_token = Some(token);
+            } else if table.table_type == TableType::Managed {
+                self.note(format!(
+                    "{location} already held files when table {db}.{tname} was created: Apiary will not delete them (DROP keeps them; TRUNCATE and INSERT OVERWRITE are refused)"
+                ));
+            }
         }
         table.sd.location = Some(location);
         self.metastore().create_table(&table).await?;
@@ -843,7 +867,7 @@ impl SqlSession {
             let table = table.clone();
             move || async move {
                 let _ = metastore.drop_table(&table.database, &table.name).await;
-                remove_managed_data(&table);
+                remove_managed_data(&table).await;
             }
         };
         match self.insert(&table, None, &[], q, false).await {
@@ -895,7 +919,10 @@ impl SqlSession {
                 self.require_database(&db).await?;
                 t.database = db.clone();
                 t.name = n.clone();
+                apiary_metastore::check_table_name(&n)?;
+                // Only a folder Apiary made for the table moves with it.
                 let moves = table.table_type == TableType::Managed
+                    && ownership::owned_root(&table).is_some()
                     && table.sd.location.as_deref()
                         == Some(&self.default_location(&table.database, &table.name).await?);
                 if moves {
@@ -1018,13 +1045,25 @@ impl SqlSession {
                     .drop_partitions(&table.database, &table.name, &values)
                     .await?;
                 if table.table_type == TableType::Managed {
+                    let root = ownership::owned_root(&table);
                     for p in drop {
                         let dir = match &p.sd.location {
                             Some(l) => write::local_dir(l),
                             None => write::partition_dir(&table, &p.values),
                         };
-                        if let Ok(d) = dir {
-                            let _ = std::fs::remove_dir_all(d);
+                        let Ok(d) = dir else { continue };
+                        if root
+                            .as_ref()
+                            .is_some_and(|r| ownership::inside(r, &d) && r != &d)
+                        {
+                            blocking(move || remove_dir_if_present(&d)).await?;
+                        } else {
+                            self.note(format!(
+                                "kept the files of partition {} at {}: Apiary did not create that folder for table {}",
+                                p.name(&table.partition_keys),
+                                d.display(),
+                                table.qualified_name()
+                            ));
                         }
                     }
                 }
@@ -1066,7 +1105,7 @@ impl SqlSession {
 
     async fn default_location(&self, db: &str, table: &str) -> Result<String, SqlError> {
         let d = self.require_database(db).await?;
-        Ok(format!("{}/{}", d.location.trim_end_matches('/'), table))
+        table_location(&d.location, table)
     }
 
     async fn msck(&mut self, name: &TableName) -> Result<Prepared, SqlError> {
@@ -1144,46 +1183,16 @@ impl SqlSession {
             .or_else(|| path.strip_prefix("file:"))
             .unwrap_or(path);
         let src = std::path::PathBuf::from(local);
-        let files: Vec<std::path::PathBuf> = if src.is_dir() {
-            std::fs::read_dir(&src)
-                .map_err(|e| {
-                    SqlError::Semantic(format!("[Error 10028]: Invalid path '{path}': {e}"))
-                })?
-                .filter_map(|e| e.ok())
-                .filter(|e| e.file_type().map(|t| t.is_file()).unwrap_or(false))
-                .map(|e| e.path())
-                .filter(|p| {
-                    p.file_name()
-                        .map(|n| apiary_storage::native::is_data_file(&n.to_string_lossy()))
-                        .unwrap_or(false)
-                })
-                .collect()
-        } else if src.is_file() {
-            vec![src.clone()]
-        } else {
-            return Err(SqlError::Semantic(format!(
-                "[Error 10028]: Line 1:17 Path is not legal '{path}': No files matching path {path}"
-            )));
-        };
         let dir = write::partition_dir(&table, &values)?;
-        std::fs::create_dir_all(&dir).map_err(|e| SqlError::Ddl(e.to_string()))?;
         if overwrite {
-            write::clear_data_files(&dir)?;
-        }
-        for f in files {
-            let name = f.file_name().map(|n| n.to_owned()).unwrap_or_default();
-            let mut target = dir.join(&name);
-            if target.exists() {
-                target = dir.join(format!(
-                    "{}_copy_{}",
-                    name.to_string_lossy(),
-                    uuid::Uuid::new_v4().simple()
-                ));
+            let root = owned_root_for(&table, "overwrite")?;
+            if !ownership::inside(&root, &dir) {
+                return Err(not_owned(&table, "overwrite", &dir.display().to_string()));
             }
-            // LOAD copies from a LOCAL path (Hive moves from HDFS; copying keeps the source).
-            std::fs::copy(&f, &target)
-                .map_err(|e| SqlError::Ddl(format!("{}: {e}", f.display())))?;
         }
+        let path = path.to_string();
+        let target_dir = dir.clone();
+        blocking(move || load_files(&path, &src, &target_dir, overwrite)).await?;
         if !table.partition_keys.is_empty() {
             let part = new_partition(values, Some(dir.display().to_string()));
             self.metastore()
@@ -1298,6 +1307,11 @@ impl SqlSession {
             }
         };
         let dynamic = spec.iter().filter(|v| v.is_none()).count();
+        let owned_root = if overwrite {
+            Some(owned_root_for(table, "overwrite")?)
+        } else {
+            None
+        };
         let plan = self.insert_plan(table, query, columns, dynamic).await?;
         let ctx = self.context().clone();
         let metastore = self.metastore().clone();
@@ -1316,6 +1330,7 @@ impl SqlSession {
                 &InsertSpec {
                     partition: spec,
                     overwrite,
+                    owned_root,
                 },
                 stream,
                 &dirs,
@@ -1402,6 +1417,53 @@ impl SqlSession {
     }
 }
 
+/// LOAD DATA's file work: copies the data files of `src` (a file or a folder) into `dir`,
+/// after clearing `dir`'s data files for OVERWRITE.
+fn load_files(
+    path: &str,
+    src: &std::path::Path,
+    dir: &std::path::Path,
+    overwrite: bool,
+) -> Result<(), SqlError> {
+    let files: Vec<std::path::PathBuf> = if src.is_dir() {
+        std::fs::read_dir(src)
+            .map_err(|e| SqlError::Semantic(format!("[Error 10028]: Invalid path '{path}': {e}")))?
+            .filter_map(|e| e.ok())
+            .filter(|e| e.file_type().map(|t| t.is_file()).unwrap_or(false))
+            .map(|e| e.path())
+            .filter(|p| {
+                p.file_name()
+                    .map(|n| apiary_storage::native::is_data_file(&n.to_string_lossy()))
+                    .unwrap_or(false)
+            })
+            .collect()
+    } else if src.is_file() {
+        vec![src.to_path_buf()]
+    } else {
+        return Err(SqlError::Semantic(format!(
+            "[Error 10028]: Line 1:17 Path is not legal '{path}': No files matching path {path}"
+        )));
+    };
+    std::fs::create_dir_all(dir).map_err(|e| SqlError::Ddl(e.to_string()))?;
+    if overwrite {
+        write::clear_data_files(dir)?;
+    }
+    for f in files {
+        let name = f.file_name().map(|n| n.to_owned()).unwrap_or_default();
+        let mut target = dir.join(&name);
+        if target.exists() {
+            target = dir.join(format!(
+                "{}_copy_{}",
+                name.to_string_lossy(),
+                uuid::Uuid::new_v4().simple()
+            ));
+        }
+        // LOAD copies from a LOCAL path (Hive moves from HDFS; copying keeps the source).
+        std::fs::copy(&f, &target).map_err(|e| SqlError::Ddl(format!("{}: {e}", f.display())))?;
+    }
+    Ok(())
+}
+
 /// A new partition with these values, stored at `location`.
 fn new_partition(values: Vec<String>, location: Option<String>) -> Partition {
     Partition {
@@ -1458,25 +1520,89 @@ fn default_partition(table: &Table, values: Vec<String>) -> Partition {
     new_partition(values, location)
 }
 
-/// Deletes a managed native table's data folder (external tables keep theirs).
-fn remove_managed_data(table: &Table) {
+/// Deletes a managed native table's data folder when Apiary made it for the table (external
+/// tables keep theirs); otherwise returns what was kept, for the operation log.
+async fn remove_managed_data(table: &Table) -> Option<String> {
     if table.table_type != TableType::Managed || table.storage_handler().is_some() {
-        return;
+        return None;
     }
-    if let Some(dir) = table
-        .sd
-        .location
-        .as_deref()
-        .and_then(|l| write::local_dir(l).ok())
-    {
-        match std::fs::remove_dir_all(&dir) {
-            Ok(()) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => {
-                tracing::warn!(table = %table.qualified_name(), error = %e, "could not delete table data")
-            }
+    let location = table.sd.location.as_deref()?;
+    let Some(dir) = ownership::owned_root(table) else {
+        let kept = format!(
+            "kept the files at {location}: Apiary did not create that folder for table {}",
+            table.qualified_name()
+        );
+        tracing::info!("{kept}");
+        return Some(kept);
+    };
+    if let Err(e) = blocking(move || remove_dir_if_present(&dir)).await {
+        tracing::warn!(table = %table.qualified_name(), error = %e, "could not delete table data");
+    }
+    None
+}
+
+/// Removes a folder and what it holds; a folder already gone is fine.
+fn remove_dir_if_present(dir: &std::path::Path) -> Result<(), apiary_storage::StorageError> {
+    match std::fs::remove_dir_all(dir) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(apiary_storage::StorageError::io(dir, e)),
+    }
+}
+
+/// Runs file-system work on a blocking thread, off the async workers.
+pub(crate) async fn blocking<T, E>(
+    f: impl FnOnce() -> Result<T, E> + Send + 'static,
+) -> Result<T, SqlError>
+where
+    T: Send + 'static,
+    E: Into<SqlError> + Send + 'static,
+{
+    match tokio::task::spawn_blocking(f).await {
+        Ok(r) => r.map_err(Into::into),
+        Err(e) => Err(SqlError::Execution(format!(
+            "org.apache.hadoop.hive.ql.exec.MoveTask. file task failed: {e}"
+        ))),
+    }
+}
+
+/// A DDL error about the catalog's view of the file system (Hive's MetaException).
+fn meta_error(e: impl std::fmt::Display) -> SqlError {
+    SqlError::Ddl(format!("MetaException(message:{e})"))
+}
+
+/// The default location of table `name` in a database at `db_location`: a folder directly
+/// inside the database's folder.
+fn table_location(db_location: &str, name: &str) -> Result<String, SqlError> {
+    match write::local_dir(db_location) {
+        Ok(dir) => Ok(ownership::child(&dir, name)
+            .map_err(meta_error)?
+            .display()
+            .to_string()),
+        Err(_) => {
+            apiary_metastore::check_table_name(name)?;
+            Ok(format!("{}/{name}", db_location.trim_end_matches('/')))
         }
     }
+}
+
+/// The table's data folder when Apiary owns it; otherwise the error for `what` (truncate,
+/// overwrite) on a table whose files are not Apiary's to delete.
+pub(crate) fn owned_root_for(table: &Table, what: &str) -> Result<std::path::PathBuf, SqlError> {
+    ownership::owned_root(table).ok_or_else(|| {
+        not_owned(
+            table,
+            what,
+            table.sd.location.as_deref().unwrap_or("(no location)"),
+        )
+    })
+}
+
+fn not_owned(table: &Table, what: &str, path: &str) -> SqlError {
+    SqlError::Semantic(format!(
+        "[Error 10000]: Cannot {what} table {}: {path} is not a folder Apiary created for this table, so Apiary does not delete the files in it",
+        table.qualified_name()
+    ))
 }
 
 fn collect_partition_dirs(

@@ -160,6 +160,7 @@ impl Engine {
             hiveconf: self.defaults.clone(),
             defaults: self.defaults.clone(),
             hivevar: opts.hivevar,
+            notes: Default::default(),
         };
         for (k, v) in opts.hiveconf {
             session.set_conf(&k, &v)?;
@@ -270,6 +271,9 @@ pub struct SqlSession {
     hiveconf: BTreeMap<String, String>,
     defaults: BTreeMap<String, String>,
     hivevar: BTreeMap<String, String>,
+    /// Things a statement did that its user should hear of (files it kept), for the
+    /// operation log.
+    notes: parking_lot::Mutex<Vec<String>>,
 }
 
 impl std::fmt::Debug for SqlSession {
@@ -295,6 +299,16 @@ impl SqlSession {
     /// The session's user.
     pub fn user(&self) -> &str {
         &self.user
+    }
+
+    /// Records something the current statement's user should hear of.
+    pub(crate) fn note(&self, text: String) {
+        self.notes.lock().push(text);
+    }
+
+    /// What the last statement noted, for its operation log (emptied by the call).
+    pub fn take_notes(&self) -> Vec<String> {
+        std::mem::take(&mut *self.notes.lock())
     }
 
     /// The current database.

@@ -1736,6 +1736,7 @@ mod tests {
             view_text: None,
             view_database: None,
             secrets: BTreeMap::new(),
+            data_token: None,
         };
         t.sd.columns = vec![Column {
             name: "id".into(),

@@ -9,6 +9,7 @@ pub mod format;
 pub mod handler;
 pub mod jdbc;
 pub mod native;
+pub mod ownership;
 pub mod text;
 pub mod types;
 pub mod write;

@@ -34,6 +34,9 @@ pub struct InsertSpec {
     pub partition: Vec<Option<String>>,
     /// INSERT OVERWRITE: replace the data of every partition written (or the whole table).
     pub overwrite: bool,
+    /// The table folder Apiary owns (see [`crate::ownership`]): an OVERWRITE clears only
+    /// target folders inside it, and is refused for any other target.
+    pub owned_root: Option<PathBuf>,
 }
 
 /// The file holding a staging directory's commit decision.
@@ -381,6 +384,16 @@ fn clear_data_files_except(
     keep: Option<&std::ffi::OsStr>,
 ) -> Result<usize, StorageError> {
     let mut n = 0;
+    // A partition folder replaced by a link must not make Apiary delete what it points at.
+    match std::fs::symlink_metadata(dir) {
+        Ok(m) if m.file_type().is_symlink() => {
+            return Err(StorageError::Location(format!(
+                "{} is a symbolic link; Apiary does not delete files through links",
+                dir.display()
+            )))
+        }
+        _ => {}
+    }
     let entries = match std::fs::read_dir(dir) {
         Ok(e) => e,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(0),
@@ -405,7 +418,11 @@ pub fn partition_dir(table: &Table, values: &[String]) -> Result<PathBuf, Storag
     })?;
     let mut dir = local_dir(&loc)?;
     for (k, v) in table.partition_keys.iter().zip(values) {
-        dir.push(format!("{}={}", k.name, escape_path_value(v)));
+        dir.push(format!(
+            "{}={}",
+            escape_path_value(&k.name),
+            escape_path_value(v)
+        ));
     }
     Ok(dir)
 }
@@ -497,6 +514,18 @@ pub async fn insert(
             None => partition_dir(table, &values)?,
         };
         let new = !table.partition_keys.is_empty() && !partition_dirs.contains_key(&values);
+        if spec.overwrite
+            && !spec
+                .owned_root
+                .as_deref()
+                .is_some_and(|root| crate::ownership::inside(root, &dir))
+        {
+            return Err(StorageError::Write(format!(
+                "cannot overwrite {}: it is not inside a folder Apiary created for table {}, so Apiary does not delete the files in it",
+                dir.display(),
+                table.qualified_name()
+            )));
+        }
         targets.push(CommitTarget {
             values,
             new,
