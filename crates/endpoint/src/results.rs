@@ -14,7 +14,7 @@ use apiary_sql::render::cell_text;
 use apiary_sql::HiveType;
 use arrow::array::{Array, AsArray, RecordBatch};
 use arrow::datatypes::{
-    DataType, Float16Type, Float32Type, Float64Type, Int16Type, Int32Type, Int64Type, Int8Type,
+    ArrowPrimitiveType, DataType, Field, Float16Type, Float32Type, Float64Type, Int16Type, Int32Type, Int64Type, Int8Type,
     Schema, UInt16Type, UInt32Type, UInt8Type,
 };
 
@@ -110,13 +110,28 @@ pub fn table_schema(schema: &Schema, protocol: i32) -> TTableSchema {
     }
 }
 
-/// Converts fetched batches into a TRowSet for a session speaking `protocol`.
+/// A batch column whose type is not the one the result schema declares: the rows cannot be
+/// encoded as the client was told to expect them.
+#[derive(Debug, thiserror::Error)]
+#[error("internal error: column {column} holds {found} values where the result schema declares {declared}")]
+pub struct ColumnTypeMismatch {
+    /// The column's name.
+    pub column: String,
+    /// The type the schema declares.
+    pub declared: DataType,
+    /// The type the batch holds.
+    pub found: DataType,
+}
+
+/// Converts fetched batches into a TRowSet for a session speaking `protocol`. Numeric and
+/// binary columns must hold the type the schema declares (the gateway checks that as it
+/// produces them); a mismatch is an error, never a panic.
 pub fn row_set(
     schema: &Schema,
     batches: &[RecordBatch],
     start_offset: i64,
     protocol: i32,
-) -> TRowSet {
+) -> Result<TRowSet, ColumnTypeMismatch> {
     if protocol >= COLUMNAR_FROM {
         let columns = (0..schema.fields().len())
             .map(|c| {
@@ -125,16 +140,16 @@ pub fn row_set(
                     .iter()
                     .filter_map(|b| b.columns().get(c).map(|a| a.as_ref()))
                     .collect();
-                column(schema.field(c).data_type(), &arrays)
+                column(schema.field(c), &arrays)
             })
-            .collect();
-        TRowSet {
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(TRowSet {
             start_row_offset: start_offset,
             rows: vec![],
             columns: Some(columns),
             binary_columns: None,
             column_count: None,
-        }
+        })
     } else {
         let mut rows = Vec::new();
         for b in batches {
@@ -144,13 +159,13 @@ pub fn row_set(
                 });
             }
         }
-        TRowSet {
+        Ok(TRowSet {
             start_row_offset: start_offset,
             rows,
             columns: None,
             binary_columns: None,
             column_count: None,
-        }
+        })
     }
 }
 
@@ -174,85 +189,111 @@ fn null_bitmap(arrays: &[&dyn Array]) -> Binary {
     Binary(bits)
 }
 
-/// Collects one value per row, with `f` giving the value of a non-null row.
-fn values<T: Default>(arrays: &[&dyn Array], mut f: impl FnMut(&dyn Array, usize) -> T) -> Vec<T> {
+/// The values of a primitive column, `f` applied to each non-null value (NULL rows get the
+/// default, as Hive sends them). Each array is downcast once.
+fn primitive<T: ArrowPrimitiveType, V: Default>(
+    field: &Field,
+    arrays: &[&dyn Array],
+    f: impl Fn(T::Native) -> V,
+) -> Result<Vec<V>, ColumnTypeMismatch> {
     let mut out = Vec::with_capacity(arrays.iter().map(|a| a.len()).sum());
     for a in arrays {
-        for r in 0..a.len() {
-            out.push(if a.is_null(r) { T::default() } else { f(*a, r) });
+        let p = a.as_primitive_opt::<T>().ok_or_else(|| mismatch(field, *a))?;
+        for r in 0..p.len() {
+            out.push(if p.is_null(r) {
+                V::default()
+            } else {
+                f(p.value(r))
+            });
         }
     }
-    out
+    Ok(out)
 }
 
-fn column(dt: &DataType, arrays: &[&dyn Array]) -> TColumn {
+fn mismatch(field: &Field, a: &dyn Array) -> ColumnTypeMismatch {
+    ColumnTypeMismatch {
+        column: field.name().clone(),
+        declared: field.data_type().clone(),
+        found: a.data_type().clone(),
+    }
+}
+
+fn column(field: &Field, arrays: &[&dyn Array]) -> Result<TColumn, ColumnTypeMismatch> {
     let nulls = null_bitmap(arrays);
-    match dt {
-        DataType::Boolean => TColumn::BoolVal(TBoolColumn {
-            values: values(arrays, |a, r| a.as_boolean().value(r)),
-            nulls,
-        }),
+    Ok(match field.data_type() {
+        DataType::Boolean => {
+            let mut values = Vec::with_capacity(arrays.iter().map(|a| a.len()).sum());
+            for a in arrays {
+                let b = a.as_boolean_opt().ok_or_else(|| mismatch(field, *a))?;
+                values.extend((0..b.len()).map(|r| !b.is_null(r) && b.value(r)));
+            }
+            TColumn::BoolVal(TBoolColumn { values, nulls })
+        }
         DataType::Int8 => TColumn::ByteVal(TByteColumn {
-            values: values(arrays, |a, r| a.as_primitive::<Int8Type>().value(r)),
+            values: primitive::<Int8Type, _>(field, arrays, |v| v)?,
             nulls,
         }),
         DataType::Int16 => TColumn::I16Val(TI16Column {
-            values: values(arrays, |a, r| a.as_primitive::<Int16Type>().value(r)),
+            values: primitive::<Int16Type, _>(field, arrays, |v| v)?,
             nulls,
         }),
         DataType::UInt8 => TColumn::I16Val(TI16Column {
-            values: values(arrays, |a, r| {
-                i16::from(a.as_primitive::<UInt8Type>().value(r))
-            }),
+            values: primitive::<UInt8Type, _>(field, arrays, i16::from)?,
             nulls,
         }),
         DataType::Int32 => TColumn::I32Val(TI32Column {
-            values: values(arrays, |a, r| a.as_primitive::<Int32Type>().value(r)),
+            values: primitive::<Int32Type, _>(field, arrays, |v| v)?,
             nulls,
         }),
         DataType::UInt16 => TColumn::I32Val(TI32Column {
-            values: values(arrays, |a, r| {
-                i32::from(a.as_primitive::<UInt16Type>().value(r))
-            }),
+            values: primitive::<UInt16Type, _>(field, arrays, i32::from)?,
             nulls,
         }),
         DataType::Int64 => TColumn::I64Val(TI64Column {
-            values: values(arrays, |a, r| a.as_primitive::<Int64Type>().value(r)),
+            values: primitive::<Int64Type, _>(field, arrays, |v| v)?,
             nulls,
         }),
         DataType::UInt32 => TColumn::I64Val(TI64Column {
-            values: values(arrays, |a, r| {
-                i64::from(a.as_primitive::<UInt32Type>().value(r))
-            }),
+            values: primitive::<UInt32Type, _>(field, arrays, i64::from)?,
             nulls,
         }),
         DataType::Float16 => TColumn::DoubleVal(TDoubleColumn {
-            values: values(arrays, |a, r| {
-                f64::from(a.as_primitive::<Float16Type>().value(r))
-            }),
+            values: primitive::<Float16Type, _>(field, arrays, f64::from)?,
             nulls,
         }),
         DataType::Float32 => TColumn::DoubleVal(TDoubleColumn {
-            values: values(arrays, |a, r| {
-                float_as_double(a.as_primitive::<Float32Type>().value(r))
-            }),
+            values: primitive::<Float32Type, _>(field, arrays, float_as_double)?,
             nulls,
         }),
         DataType::Float64 => TColumn::DoubleVal(TDoubleColumn {
-            values: values(arrays, |a, r| a.as_primitive::<Float64Type>().value(r)),
+            values: primitive::<Float64Type, _>(field, arrays, |v| v)?,
             nulls,
         }),
         DataType::Binary | DataType::LargeBinary | DataType::BinaryView => {
-            TColumn::BinaryVal(TBinaryColumn {
-                values: values(arrays, |a, r| Binary(binary_value(a, r).to_vec())),
-                nulls,
-            })
+            let mut values = Vec::with_capacity(arrays.iter().map(|a| a.len()).sum());
+            for a in arrays {
+                for r in 0..a.len() {
+                    values.push(if a.is_null(r) {
+                        Binary(Vec::new())
+                    } else {
+                        Binary(
+                            binary_value(*a, r)
+                                .ok_or_else(|| mismatch(field, *a))?
+                                .to_vec(),
+                        )
+                    });
+                }
+            }
+            TColumn::BinaryVal(TBinaryColumn { values, nulls })
         }
-        _ => TColumn::StringVal(TStringColumn {
-            values: values(arrays, |a, r| cell_text(a, r).unwrap_or_default()),
-            nulls,
-        }),
-    }
+        _ => {
+            let mut values = Vec::with_capacity(arrays.iter().map(|a| a.len()).sum());
+            for a in arrays {
+                values.extend((0..a.len()).map(|r| cell_text(*a, r).unwrap_or_default()));
+            }
+            TColumn::StringVal(TStringColumn { values, nulls })
+        }
+    })
 }
 
 /// A FLOAT widened the way Hive does it (through its decimal text), so 0.1f reads as 0.1.
@@ -264,11 +305,11 @@ fn float_as_double(v: f32) -> f64 {
     }
 }
 
-fn binary_value(a: &dyn Array, r: usize) -> &[u8] {
+fn binary_value(a: &dyn Array, r: usize) -> Option<&[u8]> {
     match a.data_type() {
-        DataType::Binary => a.as_binary::<i32>().value(r),
-        DataType::LargeBinary => a.as_binary::<i64>().value(r),
-        _ => a.as_binary_view().value(r),
+        DataType::Binary => a.as_binary_opt::<i32>().map(|b| b.value(r)),
+        DataType::LargeBinary => a.as_binary_opt::<i64>().map(|b| b.value(r)),
+        _ => a.as_binary_view_opt().map(|b| b.value(r)),
     }
 }
 
@@ -332,7 +373,7 @@ mod tests {
             ],
         )
         .expect("batch");
-        let rs = row_set(&schema, &[b.clone(), b.slice(2, 1)], 0, 5);
+        let rs = row_set(&schema, &[b.clone(), b.slice(2, 1)], 0, 5).expect("encodes");
         let cols = rs.columns.expect("columnar");
         match &cols[0] {
             TColumn::I32Val(c) => {
@@ -341,7 +382,15 @@ mod tests {
             }
             other => panic!("unexpected {other:?}"),
         }
-        let rows = row_set(&schema, &[b], 0, 4).rows;
+        let rows = row_set(&schema, &[b.clone()], 0, 4).expect("encodes").rows;
+        let wrong = Schema::new(vec![
+            Field::new("i", DataType::Float64, true),
+            Field::new("s", DataType::Utf8, true),
+        ]);
+        let b2 = RecordBatch::try_new(Arc::new(schema.clone()), b.columns().to_vec())
+            .expect("batch");
+        let err = row_set(&wrong, &[b2], 0, 5).expect_err("types differ");
+        assert!(err.to_string().contains("column i holds Int32"), "{err}");
         assert_eq!(rows.len(), 3);
         assert_eq!(
             rows[1].col_vals[0],

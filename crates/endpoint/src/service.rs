@@ -1,6 +1,7 @@
 //! Maps TCLIService RPCs onto the gateway: decode the request, call the gateway, encode the
 //! reply. [`status_of`] is the one place where an error becomes a wire status.
 
+use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
 use apiary_gateway::{
@@ -8,12 +9,13 @@ use apiary_gateway::{
 };
 use apiary_protocol::codec::Decoder;
 use apiary_protocol::message::{
-    encode_exception, encode_reply, read_args, read_call_header, skip_args, PROTOCOL_ERROR,
-    UNKNOWN_METHOD,
+    encode_exception, encode_reply, read_args, read_call_header, skip_args, INTERNAL_ERROR,
+    PROTOCOL_ERROR, UNKNOWN_METHOD,
 };
 use apiary_protocol::tcli::*;
 use apiary_protocol::{Binary, ProtocolError};
 use apiary_sql::metadata;
+use futures::FutureExt;
 
 use crate::info::get_info;
 use crate::results::{row_set, table_schema};
@@ -64,8 +66,29 @@ pub async fn handle_message(
     let mut d = Decoder::new(&buf[..used]);
     // Re-read the header on the bounded slice, then dispatch on the arguments.
     let _ = read_call_header(&mut d)?;
-    let outcome = match dispatch(gateway, user, &header.name, header.seq_id, &mut d, opened).await {
+    // A panic while answering is this call's error; the connection and the server go on.
+    let answered = AssertUnwindSafe(dispatch(
+        gateway,
+        user,
+        &header.name,
+        header.seq_id,
+        &mut d,
+        opened,
+    ))
+    .catch_unwind()
+    .await
+    .unwrap_or_else(|_| {
+        tracing::error!(method = %header.name, "answering a call panicked");
+        Err(DispatchError::Internal)
+    });
+    let outcome = match answered {
         Ok(bytes) => CallOutcome::Reply(bytes),
+        Err(DispatchError::Internal) => CallOutcome::Reply(encode_exception(
+            &header.name,
+            header.seq_id,
+            INTERNAL_ERROR,
+            &format!("Internal error processing {}", header.name),
+        )),
         Err(DispatchError::UnknownMethod) => {
             tracing::warn!(method = %header.name, "client called an unknown method");
             CallOutcome::Reply(encode_exception(
@@ -87,6 +110,8 @@ pub async fn handle_message(
 
 enum DispatchError {
     UnknownMethod,
+    /// Answering panicked (a bug): the client gets Thrift's internal-error exception.
+    Internal,
     Protocol(ProtocolError),
 }
 
@@ -543,6 +568,25 @@ fn operation_status(gw: &Gateway, req: &TGetOperationStatusReq) -> TGetOperation
     }
 }
 
+/// A FetchResults reply for encoded rows, or the error that kept them from being encoded.
+fn fetched(
+    rows: Result<TRowSet, crate::results::ColumnTypeMismatch>,
+    has_more: bool,
+) -> TFetchResultsResp {
+    match rows {
+        Ok(rows) => TFetchResultsResp {
+            status: ok(),
+            has_more_rows: Some(has_more),
+            results: Some(rows),
+        },
+        Err(e) => TFetchResultsResp {
+            status: status_of(&GatewayError::Internal(e.to_string())),
+            has_more_rows: None,
+            results: None,
+        },
+    }
+}
+
 /// Most rows one FetchResults may ask for; larger requests are served in pieces.
 const MAX_FETCH_ROWS: i64 = 100_000;
 
@@ -586,11 +630,7 @@ async fn fetch_results(gw: &Gateway, req: &TFetchResultsReq) -> TFetchResultsRes
             arrow::array::RecordBatch::try_new(Arc::new(schema.clone()), vec![array])
                 .into_iter()
                 .collect();
-        return TFetchResultsResp {
-            status: ok(),
-            has_more_rows: Some(false),
-            results: Some(row_set(&schema, &batches, 0, protocol)),
-        };
+        return fetched(row_set(&schema, &batches, 0, protocol), false);
     }
     let Some(schema) = op.schema().cloned() else {
         return TFetchResultsResp {
@@ -607,11 +647,7 @@ async fn fetch_results(gw: &Gateway, req: &TFetchResultsReq) -> TFetchResultsRes
             batches,
             start_offset,
             has_more,
-        }) => TFetchResultsResp {
-            status: ok(),
-            has_more_rows: Some(has_more),
-            results: Some(row_set(&schema, &batches, start_offset, protocol)),
-        },
+        }) => fetched(row_set(&schema, &batches, start_offset, protocol), has_more),
         Err(e) => TFetchResultsResp {
             status: status_of(&e),
             has_more_rows: None,

@@ -5,7 +5,8 @@
 //!
 //! - `abort`: the process dies on the spot, as with `kill -9` (no destructors, no flushing);
 //! - `error`: the step fails with an error, as a failing remote system would;
-//! - `sleep(ms)`: the step waits, so a test can kill the server from outside meanwhile.
+//! - `sleep(ms)`: the step waits, so a test can kill the server from outside meanwhile;
+//! - `panic`: the step panics, as a bug would, to prove a panic stays inside its operation.
 
 use std::collections::HashMap;
 use std::time::Duration;
@@ -21,6 +22,8 @@ pub enum Action {
     Error,
     /// Pause the step.
     Sleep(Duration),
+    /// Panic in the step.
+    Panic,
 }
 
 static POINTS: RwLock<Option<HashMap<String, Action>>> = RwLock::new(None);
@@ -35,6 +38,7 @@ pub fn configure(spec: &str) -> Result<(), String> {
         let action = match action.trim() {
             "abort" => Action::Abort,
             "error" => Action::Error,
+            "panic" => Action::Panic,
             a if a.starts_with("sleep(") && a.ends_with(')') => {
                 let ms: u64 = a["sleep(".len()..a.len() - 1]
                     .parse()
@@ -43,7 +47,7 @@ pub fn configure(spec: &str) -> Result<(), String> {
             }
             other => {
                 return Err(format!(
-                    "fail point `{item}`: unknown action `{other}` (abort, error, sleep(ms))"
+                    "fail point `{item}`: unknown action `{other}` (abort, error, panic, sleep(ms))"
                 ))
             }
         };
@@ -82,6 +86,14 @@ fn act(name: &str) -> Result<Option<Duration>, Injected> {
             tracing::warn!(point = name, "fail point: failing the step");
             Err(Injected(name.to_string()))
         }
+        Some(Action::Panic) => {
+            tracing::warn!(point = name, "fail point: panicking");
+            // Deliberate: tests prove that a panic fails only its own operation.
+            #[allow(clippy::panic)]
+            {
+                panic!("injected panic at fail point {name}")
+            }
+        }
         Some(Action::Sleep(d)) => {
             tracing::warn!(
                 point = name,
@@ -115,7 +127,7 @@ mod tests {
 
     #[test]
     fn parses_actions_and_rejects_bad_ones() {
-        assert!(configure("a=abort, b=error ,c=sleep(20)").is_ok());
+        assert!(configure("a=abort, b=error ,c=sleep(20), d=panic").is_ok());
         let points = POINTS.read().clone().unwrap_or_default();
         assert_eq!(points.get("a"), Some(&Action::Abort));
         assert_eq!(points.get("b"), Some(&Action::Error));
@@ -123,6 +135,7 @@ mod tests {
             points.get("c"),
             Some(&Action::Sleep(Duration::from_millis(20)))
         );
+        assert_eq!(points.get("d"), Some(&Action::Panic));
         assert!(configure("a").is_err());
         assert!(configure("a=explode").is_err());
         assert!(configure("a=sleep(x)").is_err());

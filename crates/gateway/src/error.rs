@@ -23,6 +23,10 @@ pub enum GatewayError {
     /// The server is at its session limit.
     #[error("{0}")]
     Busy(String),
+    /// A fault inside the server (a broken invariant, a panic caught in a query's work): the
+    /// operation fails with this message and the server goes on.
+    #[error("{0}")]
+    Internal(String),
     /// An operation failed; its recorded error.
     #[error("{}", .0.message)]
     Failed(OperationError),
@@ -57,6 +61,7 @@ impl GatewayError {
             GatewayError::Sql(e) => Some(e.sql_state()),
             GatewayError::Timeout(_) => Some("HYT00"),
             GatewayError::InvalidState(_) => Some("HY010"),
+            GatewayError::Internal(_) => Some("HY000"),
             GatewayError::Unsupported(_) => Some("HYC00"),
             GatewayError::InvalidHandle(_) | GatewayError::Busy(_) => None,
         }

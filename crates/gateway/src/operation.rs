@@ -14,13 +14,76 @@ use arrow::array::RecordBatch;
 use arrow::datatypes::SchemaRef;
 use datafusion::logical_expr::LogicalPlan;
 use datafusion::prelude::SessionContext;
-use futures::StreamExt;
+use std::panic::AssertUnwindSafe;
+
+use futures::{FutureExt, StreamExt};
 use parking_lot::Mutex;
 use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
 use crate::error::{GatewayError, OperationError};
 use crate::handle::Handle;
+
+/// The error of a panic caught in an operation's work.
+fn panic_error(payload: &(dyn std::any::Any + Send)) -> GatewayError {
+    let what = payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown cause".into());
+    tracing::error!(panic = %what, "a query's work panicked; the operation fails");
+    GatewayError::Internal(format!(
+        "Error while processing statement: FAILED: Execution Error, return code 2 from org.apache.apiary.exec.DataFusionTask. internal error: the query's work failed unexpectedly ({what})"
+    ))
+}
+
+/// A produced batch checked against the result schema the client was given: the same number
+/// of columns, each of the declared type (string, binary and dictionary encodings are turned
+/// into the declared one, which loses nothing). Anything else is an error: a value of another
+/// type would be read wrongly.
+fn conform(schema: &SchemaRef, batch: RecordBatch) -> Result<RecordBatch, String> {
+    if batch.num_columns() != schema.fields().len() {
+        return Err(format!(
+            "the query produced {} columns where its schema has {}",
+            batch.num_columns(),
+            schema.fields().len()
+        ));
+    }
+    let same = schema
+        .fields()
+        .iter()
+        .zip(batch.columns())
+        .all(|(f, a)| a.data_type().equals_datatype(f.data_type()));
+    if same {
+        return Ok(batch);
+    }
+    let mut columns = Vec::with_capacity(batch.num_columns());
+    for (f, a) in schema.fields().iter().zip(batch.columns()) {
+        let (from, to) = (a.data_type(), f.data_type());
+        if from.equals_datatype(to) {
+            columns.push(a.clone());
+        } else if same_family(from, to) {
+            columns.push(arrow::compute::cast(a, to).map_err(|e| e.to_string())?);
+        } else {
+            return Err(format!(
+                "column {} holds {from} values where the result schema declares {to}",
+                f.name()
+            ));
+        }
+    }
+    RecordBatch::try_new(schema.clone(), columns).map_err(|e| e.to_string())
+}
+
+/// Encodings of the same values: strings, binaries, or a dictionary of the declared type.
+fn same_family(from: &arrow::datatypes::DataType, to: &arrow::datatypes::DataType) -> bool {
+    use arrow::datatypes::DataType as T;
+    let string = |t: &T| matches!(t, T::Utf8 | T::LargeUtf8 | T::Utf8View);
+    let binary = |t: &T| matches!(t, T::Binary | T::LargeBinary | T::BinaryView);
+    match from {
+        T::Dictionary(_, v) => v.as_ref().equals_datatype(to) || same_family(v, to),
+        _ => (string(from) && string(to)) || (binary(from) && binary(to)),
+    }
+}
 
 /// Batches buffered between the producer and the client's fetches.
 pub const RESULT_BUFFER_BATCHES: usize = 2;
@@ -395,28 +458,38 @@ impl Operation {
             let deadline = self.timeout;
             tokio::spawn(async move {
                 let work = async {
-                    match deadline {
+                    // A panic in the work is this operation's error, not the server's end.
+                    let task = AssertUnwindSafe(async {
+                        apiary_failpoints::reach("task.run")
+                            .await
+                            .map_err(|e| SqlError::Execution(e.to_string()))?;
+                        task.await
+                    })
+                    .catch_unwind();
+                    let r = match deadline {
                         Some(d) => tokio::time::timeout(d, task)
                             .await
-                            .unwrap_or(Err(SqlError::Cancelled)),
+                            .unwrap_or(Ok(Err(SqlError::Cancelled))),
                         None => task.await,
-                    }
+                    };
+                    r.map_err(|panic| panic_error(panic.as_ref()))
                 };
                 let result = tokio::select! {
                     _ = run.cancelled() => return,
                     r = work => r,
                 };
                 match result {
-                    Ok(()) => {
+                    Ok(Ok(())) => {
                         op.progress.lock().complete = true;
                         op.log("INFO", "OK");
                         op.transition(OperationState::Finished, None);
                     }
-                    Err(SqlError::Cancelled) => {
+                    Ok(Err(SqlError::Cancelled)) => {
                         let secs = op.timeout.map(|t| t.as_secs()).unwrap_or(0);
                         op.fail(&GatewayError::Timeout(secs));
                     }
-                    Err(e) => op.fail(&GatewayError::Sql(e)),
+                    Ok(Err(e)) => op.fail(&GatewayError::Sql(e)),
+                    Err(panicked) => op.fail(&panicked),
                 }
             });
             return;
@@ -452,9 +525,17 @@ impl Operation {
         reader.run = run.clone();
         let op = Arc::clone(self);
         tokio::spawn(async move {
+            let on_panic = tx.clone();
+            let work = AssertUnwindSafe(op.produce(tx, rerun)).catch_unwind();
             tokio::select! {
                 _ = run.cancelled() => {}
-                _ = op.produce(tx, rerun) => {}
+                r = work => {
+                    // A panic anywhere in the query's work fails this operation with a
+                    // message; the reader sees the error instead of a short result.
+                    if let Err(panic) = r {
+                        op.produce_error(&on_panic, panic_error(panic.as_ref())).await;
+                    }
+                }
             }
         });
     }
@@ -510,13 +591,21 @@ impl Operation {
                     if batch.num_rows() == 0 {
                         continue;
                     }
-                    let expected = self.schema.as_ref().map(|s| s.fields().len());
-                    if expected.is_some_and(|n| n != batch.num_columns()) {
-                        let err = GatewayError::Sql(SqlError::Execution(format!(
-                            "org.apache.apiary.exec.DataFusionTask. internal error: the query produced {} columns where its schema has {}",
-                            batch.num_columns(),
-                            expected.unwrap_or_default()
-                        )));
+                    let checked = match &self.schema {
+                        Some(schema) => conform(schema, batch),
+                        None => Ok(batch),
+                    };
+                    let batch = match checked {
+                        Ok(b) => b,
+                        Err(detail) => {
+                            let err = GatewayError::Sql(SqlError::Execution(format!(
+                                "org.apache.apiary.exec.DataFusionTask. internal error: {detail}"
+                            )));
+                            return self.produce_error(&tx, err).await;
+                        }
+                    };
+                    if let Err(e) = apiary_failpoints::reach("query.batch").await {
+                        let err = GatewayError::Sql(SqlError::Execution(e.to_string()));
                         return self.produce_error(&tx, err).await;
                     }
                     rows += batch.num_rows() as u64;

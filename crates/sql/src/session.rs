@@ -468,7 +468,8 @@ impl SqlSession {
     /// Plans a query (SELECT, VALUES, WITH ...) and returns its logical plan.
     pub(crate) async fn plan_query(&mut self, text: &str) -> Result<LogicalPlan, SqlError> {
         match self.plan_sql(text).await? {
-            Prepared::Query { plan, .. } => Ok(plan),
+            // Analyzed, so column types are those of the rows (CTAS, views, INSERT's checks).
+            Prepared::Query { plan, .. } => analyze(&self.ctx.state(), plan),
             _ => Err(SqlError::Semantic(
                 "[Error 10000]: expected a query (SELECT or VALUES)".into(),
             )),
@@ -510,7 +511,7 @@ impl SqlSession {
             )),
             _ if explain => self.explain(plan).await,
             _ => {
-                let schema: SchemaRef = Arc::new(plan.schema().as_arrow().clone());
+                let schema = result_schema(&state, &plan)?;
                 Ok(Prepared::Query { plan, schema })
             }
         }
@@ -595,6 +596,28 @@ impl SqlSession {
         }
         None
     }
+}
+
+/// The schema a query's rows will have: that of the analyzed plan, since type coercion (a
+/// UNION of a BIGINT and a DOUBLE column gives DOUBLE) can change the planned one.
+fn result_schema(
+    state: &datafusion::execution::session_state::SessionState,
+    plan: &LogicalPlan,
+) -> Result<SchemaRef, SqlError> {
+    let analyzed = analyze(state, plan.clone())?;
+    Ok(Arc::new(analyzed.schema().as_arrow().clone()))
+}
+
+/// A plan after DataFusion's analyzer (type coercion and the like): its schema is the one its
+/// rows have. Running it analyzes it again, which changes nothing.
+fn analyze(
+    state: &datafusion::execution::session_state::SessionState,
+    plan: LogicalPlan,
+) -> Result<LogicalPlan, SqlError> {
+    state
+        .analyzer()
+        .execute_and_check(plan, state.config_options(), |_, _| {})
+        .map_err(SqlError::from_planning)
 }
 
 /// Runs a plan and returns its record-batch stream.
