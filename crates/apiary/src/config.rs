@@ -113,6 +113,11 @@ pub const KEYS: &[(&str, &str, &str)] = &[
         "for crash tests only: name=abort|error|sleep(ms),... makes the named steps of DDL and INSERT fail (see docs/storage-handlers.md)",
     ),
     (
+        "apiary.sql.max.nesting.depth",
+        "1000",
+        "deepest nesting of expressions and subqueries a statement may have (deeper ones are refused before planning)",
+    ),
+    (
         "hive.query.timeout.seconds",
         "0",
         "default query timeout in seconds (0: none); a client's queryTimeout wins",

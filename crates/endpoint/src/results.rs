@@ -14,8 +14,8 @@ use apiary_sql::render::cell_text;
 use apiary_sql::HiveType;
 use arrow::array::{Array, AsArray, RecordBatch};
 use arrow::datatypes::{
-    ArrowPrimitiveType, DataType, Field, Float16Type, Float32Type, Float64Type, Int16Type, Int32Type, Int64Type, Int8Type,
-    Schema, UInt16Type, UInt32Type, UInt8Type,
+    ArrowPrimitiveType, DataType, Field, Float16Type, Float32Type, Float64Type, Int16Type,
+    Int32Type, Int64Type, Int8Type, Schema, UInt16Type, UInt32Type, UInt8Type,
 };
 
 /// Protocol version (counted from V1 = 0) from which result sets travel as columns.
@@ -198,7 +198,9 @@ fn primitive<T: ArrowPrimitiveType, V: Default>(
 ) -> Result<Vec<V>, ColumnTypeMismatch> {
     let mut out = Vec::with_capacity(arrays.iter().map(|a| a.len()).sum());
     for a in arrays {
-        let p = a.as_primitive_opt::<T>().ok_or_else(|| mismatch(field, *a))?;
+        let p = a
+            .as_primitive_opt::<T>()
+            .ok_or_else(|| mismatch(field, *a))?;
         for r in 0..p.len() {
             out.push(if p.is_null(r) {
                 V::default()
@@ -387,8 +389,8 @@ mod tests {
             Field::new("i", DataType::Float64, true),
             Field::new("s", DataType::Utf8, true),
         ]);
-        let b2 = RecordBatch::try_new(Arc::new(schema.clone()), b.columns().to_vec())
-            .expect("batch");
+        let b2 =
+            RecordBatch::try_new(Arc::new(schema.clone()), b.columns().to_vec()).expect("batch");
         let err = row_set(&wrong, &[b2], 0, 5).expect_err("types differ");
         assert!(err.to_string().contains("column i holds Int32"), "{err}");
         assert_eq!(rows.len(), 3);

@@ -20,6 +20,7 @@ use datafusion::prelude::{SessionConfig, SessionContext};
 use datafusion::sql::parser::Statement as DfStatement;
 use datafusion::sql::sqlparser::dialect::HiveDialect;
 use datafusion::sql::sqlparser::parser::{Parser, ParserError};
+use datafusion::sql::sqlparser::tokenizer::Tokenizer;
 
 use crate::catalog::HiveCatalog;
 use crate::error::SqlError;
@@ -29,6 +30,14 @@ use crate::substitute::substitute;
 
 /// Name of the single catalog Apiary exposes (Hive has one per metastore).
 pub const CATALOG: &str = "hive";
+/// The key bounding how deeply a statement's expressions and queries nest.
+pub const MAX_NESTING_KEY: &str = "apiary.sql.max.nesting.depth";
+/// Its default: deep enough for generated SQL (a chain of 1,000 ORs or additions), shallow
+/// enough that planning and evaluating it stays far inside a worker's 16 MiB stack.
+pub const DEFAULT_MAX_NESTING: usize = 1000;
+/// Operators a statement may hold per level of nesting allowed: a single chain of them is a
+/// tree that deep, and a bounded one is dropped and visited safely.
+const OPERATORS_PER_LEVEL: usize = 50;
 /// The database every session starts in.
 pub const DEFAULT_DATABASE: &str = "default";
 
@@ -465,6 +474,15 @@ impl SqlSession {
         self.plan_sql(text).await
     }
 
+    /// The deepest nesting of expressions and queries a statement may have: a server
+    /// setting, which a session cannot raise.
+    fn max_nesting(&self) -> usize {
+        self.defaults
+            .get(MAX_NESTING_KEY)
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(DEFAULT_MAX_NESTING)
+    }
+
     /// Plans a query (SELECT, VALUES, WITH ...) and returns its logical plan.
     pub(crate) async fn plan_query(&mut self, text: &str) -> Result<LogicalPlan, SqlError> {
         match self.plan_sql(text).await? {
@@ -477,7 +495,23 @@ impl SqlSession {
     }
 
     async fn plan_sql(&mut self, text: &str) -> Result<Prepared, SqlError> {
-        let mut statements = Parser::parse_sql(&HiveDialect {}, text).map_err(parse_error)?;
+        let dialect = HiveDialect {};
+        let tokens = Tokenizer::new(&dialect, text)
+            .with_unescape(true)
+            .tokenize_with_location()
+            .map_err(|e| parse_error(ParserError::TokenizerError(e.to_string())))?;
+        let limit = self.max_nesting();
+        let operators = rewrite::operator_count(&tokens);
+        if operators > limit.saturating_mul(OPERATORS_PER_LEVEL) {
+            return Err(SqlError::Semantic(format!(
+                "[Error 10000]: the statement has {operators} operators; at most {} are allowed ({OPERATORS_PER_LEVEL} per level of apiary.sql.max.nesting.depth)",
+                limit.saturating_mul(OPERATORS_PER_LEVEL)
+            )));
+        }
+        let mut statements = Parser::new(&dialect)
+            .with_tokens_with_locations(tokens)
+            .parse_statements()
+            .map_err(parse_error)?;
         if statements.len() != 1 {
             return Err(SqlError::Parse {
                 line: 1,
@@ -486,6 +520,11 @@ impl SqlSession {
             });
         }
         let mut statement = statements.remove(0);
+        if rewrite::nesting_depth(&statement, limit) > limit {
+            return Err(SqlError::Semantic(format!(
+                "[Error 10000]: the statement nests expressions or queries more than {limit} levels deep (apiary.sql.max.nesting.depth)"
+            )));
+        }
         rewrite::to_datafusion(&mut statement);
         let explain = matches!(
             statement,
