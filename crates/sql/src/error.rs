@@ -40,6 +40,9 @@ pub enum SqlError {
     /// The query was cancelled.
     #[error("Query was cancelled")]
     Cancelled,
+    /// Variable substitution was refused (too deep, too long), as Hive's IllegalStateException.
+    #[error("{0}")]
+    Substitution(String),
     /// A DDL task failed (Hive's DDLTask, return code 1): the object exists, is missing, ...
     #[error("{0}")]
     Ddl(String),
@@ -83,7 +86,7 @@ impl SqlError {
     /// Hive's numeric error code.
     pub fn error_code(&self) -> i32 {
         match self {
-            SqlError::Parse { .. } | SqlError::Semantic(_) => 40000,
+            SqlError::Parse { .. } | SqlError::Semantic(_) | SqlError::Substitution(_) => 40000,
             SqlError::TableNotFound(_) => 10001,
             SqlError::ColumnNotFound(_) => 10004,
             SqlError::FunctionNotFound(_) => 10011,
@@ -102,6 +105,9 @@ impl SqlError {
                 format!("Error while processing statement: FAILED: Execution Error, return code 2 from {detail}")
             }
             SqlError::Cancelled => "Query was cancelled".to_string(),
+            SqlError::Substitution(detail) => {
+                format!("Error running query: java.lang.IllegalStateException: {detail}")
+            }
             SqlError::Ddl(detail) => format!("Error while processing statement: FAILED: Execution Error, return code 1 from org.apache.hadoop.hive.ql.ddl.DDLTask. {detail}"),
             other => format!("Error while compiling statement: FAILED: {other}"),
         }

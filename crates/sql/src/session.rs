@@ -408,7 +408,12 @@ impl SqlSession {
         let text = if self.conf("hive.variable.substitute") == Some("false") {
             sql.to_string()
         } else {
-            substitute(sql, &self.hivevar, &self.hiveconf)
+            let depth = self
+                .conf("hive.variable.substitute.depth")
+                .and_then(|v| v.trim().parse().ok())
+                .unwrap_or(crate::substitute::DEFAULT_DEPTH);
+            substitute(sql, &self.hivevar, &self.hiveconf, depth)
+                .map_err(|e| SqlError::Substitution(e.to_string()))?
         };
         let text = strip_statement(&text);
         if text.is_empty() {

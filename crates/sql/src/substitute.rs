@@ -1,33 +1,86 @@
 //! Hive's variable substitution: `${hivevar:x}`, `${hiveconf:x}`, `${env:x}`, `${system:x}` and
-//! plain `${x}` (hivevar first, then hiveconf). Unknown references stay as written.
+//! plain `${x}` (hivevar first, then hiveconf). Unknown references stay as written. Bounded as
+//! Hive bounds it (`hive.variable.substitute.depth` passes) and in length, so a variable that
+//! refers to itself fails the statement with Hive's error instead of looping or growing.
 
 use std::collections::BTreeMap;
 
-/// Most passes made, so a variable that refers to itself cannot loop forever (Hive's limit).
-const MAX_PASSES: usize = 40;
+/// Hive's default for `hive.variable.substitute.depth`: passes made before a text that keeps
+/// changing (a variable that refers to itself) is refused.
+pub const DEFAULT_DEPTH: usize = 40;
+/// Longest text substitution may produce: `x=${x}${x}` doubles each pass, and must fail, not
+/// grow until the process runs out of memory.
+pub const MAX_LENGTH: usize = 16 << 20;
 
-/// Replaces variable references in `text`.
+/// Why substitution was refused.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum SubstituteError {
+    /// Still changing after `depth` passes (Hive's text).
+    #[error("Variable substitution depth is deeper than {depth} for expression {expr}")]
+    TooDeep {
+        /// The depth allowed.
+        depth: usize,
+        /// The start of the text.
+        expr: String,
+    },
+    /// The result would exceed [`MAX_LENGTH`].
+    #[error("Variable substitution result is longer than {max} characters for expression {expr}")]
+    TooLong {
+        /// The length allowed.
+        max: usize,
+        /// The start of the text.
+        expr: String,
+    },
+}
+
+/// The start of `text` for an error message.
+fn excerpt(text: &str) -> String {
+    let mut end = text.len().min(200);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    if end < text.len() {
+        format!("{}...", &text[..end])
+    } else {
+        text.to_string()
+    }
+}
+
+/// Replaces variable references in `text`, as Hive does: pass after pass until nothing
+/// changes, at most `depth` passes, the result at most [`MAX_LENGTH`] long.
 pub fn substitute(
     text: &str,
     hivevar: &BTreeMap<String, String>,
     hiveconf: &BTreeMap<String, String>,
-) -> String {
+    depth: usize,
+) -> Result<String, SubstituteError> {
+    if !text.contains("${") {
+        return Ok(text.to_string());
+    }
     let mut current = text.to_string();
-    for _ in 0..MAX_PASSES {
-        let next = one_pass(&current, hivevar, hiveconf);
+    for _ in 0..=depth {
+        let next =
+            one_pass(&current, hivevar, hiveconf).ok_or_else(|| SubstituteError::TooLong {
+                max: MAX_LENGTH,
+                expr: excerpt(text),
+            })?;
         if next == current {
-            break;
+            return Ok(current);
         }
         current = next;
     }
-    current
+    Err(SubstituteError::TooDeep {
+        depth,
+        expr: excerpt(text),
+    })
 }
 
+/// One pass over `text`; `None` once the result grows past [`MAX_LENGTH`].
 fn one_pass(
     text: &str,
     hivevar: &BTreeMap<String, String>,
     hiveconf: &BTreeMap<String, String>,
-) -> String {
+) -> Option<String> {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(start) = rest.find("${") {
@@ -35,17 +88,20 @@ fn one_pass(
         let after = &rest[start + 2..];
         let Some(end) = after.find('}') else {
             out.push_str(&rest[start..]);
-            return out;
+            return (out.len() <= MAX_LENGTH).then_some(out);
         };
         let name = &after[..end];
         match resolve(name, hivevar, hiveconf) {
             Some(v) => out.push_str(&v),
             None => out.push_str(&rest[start..start + 3 + end]),
         }
+        if out.len() > MAX_LENGTH {
+            return None;
+        }
         rest = &after[end + 1..];
     }
     out.push_str(rest);
-    out
+    (out.len() <= MAX_LENGTH).then_some(out)
 }
 
 fn resolve(
@@ -85,13 +141,26 @@ mod tests {
             substitute(
                 "select ${hivevar:t}, '${hiveconf:a.b}', ${n}, ${missing}",
                 &vars,
-                &conf
+                &conf,
+                DEFAULT_DEPTH
             ),
-            "select 42, 'x', 42, ${missing}"
+            Ok("select 42, 'x', 42, ${missing}".to_string())
         );
         let self_ref: BTreeMap<_, _> = [("x".to_string(), "${x}1".to_string())]
             .into_iter()
             .collect();
-        assert!(substitute("${x}", &self_ref, &conf).len() < 200);
+        assert_eq!(
+            substitute("${x}", &self_ref, &conf, DEFAULT_DEPTH),
+            Err(SubstituteError::TooDeep {
+                depth: 40,
+                expr: "${x}".into()
+            })
+        );
+        let doubling: BTreeMap<_, _> = [("x".to_string(), "${x}${x}".to_string())]
+            .into_iter()
+            .collect();
+        let err = substitute("select '${x}'", &doubling, &conf, DEFAULT_DEPTH)
+            .expect_err("doubles past the limit");
+        assert!(matches!(err, SubstituteError::TooLong { .. }), "{err}");
     }
 }
