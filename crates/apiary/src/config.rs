@@ -38,12 +38,12 @@ pub const KEYS: &[(&str, &str, &str)] = &[
     ),
     (
         "hive.server2.idle.session.timeout",
-        "7d",
+        "4h",
         "close sessions unused this long (ms unless a unit is given: ms, s, m, h, d)",
     ),
     (
         "hive.server2.idle.operation.timeout",
-        "5d",
+        "2h",
         "close operations unused this long",
     ),
     (
@@ -64,7 +64,7 @@ pub const KEYS: &[(&str, &str, &str)] = &[
     (
         "hive.server2.thrift.login.timeout",
         "20s",
-        "time a client has for its first bytes and SASL handshake",
+        "time a client has for its first bytes and SASL handshake; also how long a connection holding no session may stay silent, and how long a new client waits for a free connection slot",
     ),
     (
         "hive.server2.thrift.resultset.default.fetch.size",
@@ -74,9 +74,34 @@ pub const KEYS: &[(&str, &str, &str)] = &[
     (
         "apiary.connection.idle.timeout",
         "3600s",
-        "close a connection with no request for this long",
+        "close a connection that holds sessions after no request for this long",
     ),
     ("apiary.max.sessions", "1000", "most sessions open at once"),
+    (
+        "hive.server2.limit.connections.per.user",
+        "100",
+        "most sessions one user may hold (0: no limit; Hive's default is 0, Apiary keeps one user below apiary.max.sessions)",
+    ),
+    (
+        "hive.server2.limit.connections.per.ipaddress",
+        "0",
+        "most sessions from one client address (0: no limit)",
+    ),
+    (
+        "hive.server2.limit.connections.per.user.ipaddress",
+        "0",
+        "most sessions of one user from one client address (0: no limit)",
+    ),
+    (
+        "apiary.session.max.operations",
+        "200",
+        "most operations one session may hold open (0: no limit)",
+    ),
+    (
+        "apiary.session.result.buffer.size",
+        "256m",
+        "result bytes one session's operations may hold ahead of the client's fetches",
+    ),
     (
         "apiary.metastore.url",
         "",
@@ -116,6 +141,26 @@ pub const KEYS: &[(&str, &str, &str)] = &[
         "apiary.sql.max.nesting.depth",
         "1000",
         "deepest nesting of expressions and subqueries a statement may have (deeper ones are refused before planning)",
+    ),
+    (
+        "apiary.memory.pool.size",
+        "50%",
+        "memory all running queries may hold together, as a size (512m, 4g) or a share of the machine's or cgroup's memory (50%); a query needing more spills to disk or fails with \"Resources exhausted\"; 0 means no limit",
+    ),
+    (
+        "apiary.spill.dir",
+        "",
+        "folder for the spill files of queries over the memory pool (empty: <data-dir>/spill; none: no spilling)",
+    ),
+    (
+        "apiary.spill.max.size",
+        "100g",
+        "most disk space spill files may take at once",
+    ),
+    (
+        "apiary.server.id",
+        "",
+        "this server's name in the DDL journal and in its staging and spill folders (empty: <host>:<data-dir>); each server sharing a metastore or warehouse needs its own",
     ),
     (
         "hive.query.timeout.seconds",
@@ -301,6 +346,55 @@ impl ServerConfig {
         })
     }
 
+    /// How the engine runs: memory pool, spilling, server id.
+    pub fn engine(&self) -> Result<apiary_sql::EngineOptions, ConfigError> {
+        let pool = self
+            .get("apiary.memory.pool.size")
+            .trim()
+            .to_ascii_lowercase();
+        let memory_pool_bytes = match pool.as_str() {
+            "" | "0" | "unlimited" => None,
+            p => Some(
+                parse_size(p, available_memory())
+                    .filter(|n| *n > 0)
+                    .ok_or_else(|| ConfigError::Value {
+                        key: "apiary.memory.pool.size".into(),
+                        value: p.into(),
+                        expected: "a size (512m, 4g) or a share (50%)",
+                    })?,
+            ),
+        };
+        let spill_dir = match self.get("apiary.spill.dir").trim() {
+            "" => Some(self.data_dir.join("spill")),
+            "none" => None,
+            d => Some(PathBuf::from(d)),
+        };
+        let spill_max_bytes =
+            parse_size(self.get("apiary.spill.max.size"), 0).ok_or_else(|| ConfigError::Value {
+                key: "apiary.spill.max.size".into(),
+                value: self.get("apiary.spill.max.size").into(),
+                expected: "a size (100g)",
+            })?;
+        let server_id = match self.get("apiary.server.id").trim() {
+            "" => {
+                let dir = self
+                    .data_dir
+                    .canonicalize()
+                    .unwrap_or_else(|_| self.data_dir.clone());
+                format!("{}:{}", hostname(), dir.display())
+            }
+            id => id.to_string(),
+        };
+        Ok(apiary_sql::EngineOptions {
+            defaults: self.hiveconf.clone(),
+            warehouse: self.warehouse(),
+            server_id,
+            memory_pool_bytes,
+            spill_dir,
+            spill_max_bytes: spill_max_bytes as u64,
+        })
+    }
+
     /// How the PostgreSQL metastore connects.
     pub fn postgres(&self) -> Result<apiary_metastore::PostgresOptions, ConfigError> {
         let statement_timeout = self.duration("apiary.metastore.statement.timeout", "s")?;
@@ -319,9 +413,110 @@ impl ServerConfig {
             session_idle_timeout: self.duration("hive.server2.idle.session.timeout", "ms")?,
             operation_idle_timeout: self.duration("hive.server2.idle.operation.timeout", "ms")?,
             max_sessions: self.number("apiary.max.sessions")?,
+            sessions_per_user: self.number("hive.server2.limit.connections.per.user")?,
+            sessions_per_address: self.number("hive.server2.limit.connections.per.ipaddress")?,
+            sessions_per_user_address: self
+                .number("hive.server2.limit.connections.per.user.ipaddress")?,
+            operations_per_session: self.number("apiary.session.max.operations")?,
+            result_buffer_bytes: parse_size(self.get("apiary.session.result.buffer.size"), 0)
+                .filter(|n| *n > 0)
+                .ok_or_else(|| ConfigError::Value {
+                    key: "apiary.session.result.buffer.size".into(),
+                    value: self.get("apiary.session.result.buffer.size").into(),
+                    expected: "a size (256m)",
+                })?,
             default_fetch_size: self.number("hive.server2.thrift.resultset.default.fetch.size")?,
         })
     }
+}
+
+/// Parses a size: bytes, or a number with k, m, g or t (powers of 1024, an optional trailing
+/// `b`), or a percentage of `whole`.
+pub fn parse_size(v: &str, whole: usize) -> Option<usize> {
+    let v = v.trim().to_ascii_lowercase();
+    if let Some(p) = v.strip_suffix('%') {
+        let p: f64 = p.trim().parse().ok()?;
+        if !(0.0..=100.0).contains(&p) {
+            return None;
+        }
+        return Some((whole as f64 * p / 100.0) as usize);
+    }
+    let v = v.strip_suffix('b').unwrap_or(&v);
+    let split = v.find(|c: char| !c.is_ascii_digit()).unwrap_or(v.len());
+    let (num, unit) = v.split_at(split);
+    let n: usize = num.parse().ok()?;
+    let shift = match unit.trim() {
+        "" => 0,
+        "k" => 10,
+        "m" => 20,
+        "g" => 30,
+        "t" => 40,
+        _ => return None,
+    };
+    n.checked_mul(1usize << shift)
+}
+
+/// The memory this process may use: the machine's, or its cgroup's limit if lower (cgroup v2
+/// `memory.max`, v1 `memory.limit_in_bytes`).
+pub fn available_memory() -> usize {
+    let total = std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|m| {
+            m.lines()
+                .find(|l| l.starts_with("MemTotal:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|kb| kb.parse::<usize>().ok())
+        })
+        .map(|kb| kb.saturating_mul(1024))
+        .unwrap_or(4 << 30);
+    let mut limit = total;
+    for limit_file in cgroup_limit_files() {
+        if let Some(n) = std::fs::read_to_string(&limit_file)
+            .ok()
+            .and_then(|t| t.trim().parse::<usize>().ok())
+        {
+            // v1 reports "no limit" as a huge number; "max" (v2) does not parse.
+            limit = limit.min(n);
+        }
+    }
+    limit
+}
+
+/// The memory-limit files of this process's cgroups (v2 and v1).
+fn cgroup_limit_files() -> Vec<PathBuf> {
+    let Ok(groups) = std::fs::read_to_string("/proc/self/cgroup") else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for line in groups.lines() {
+        let mut parts = line.splitn(3, ':');
+        let (Some(_), Some(controllers), Some(path)) = (parts.next(), parts.next(), parts.next())
+        else {
+            continue;
+        };
+        let path = path.trim_start_matches('/');
+        if controllers.is_empty() {
+            for root in ["/sys/fs/cgroup", "/sys/fs/cgroup/unified"] {
+                out.push(PathBuf::from(root).join(path).join("memory.max"));
+            }
+        } else if controllers.split(',').any(|c| c == "memory") {
+            out.push(
+                PathBuf::from("/sys/fs/cgroup/memory")
+                    .join(path)
+                    .join("memory.limit_in_bytes"),
+            );
+        }
+    }
+    out
+}
+
+fn hostname() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .or_else(|_| std::fs::read_to_string("/etc/hostname"))
+        .map(|h| h.trim().to_string())
+        .ok()
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "localhost".into())
 }
 
 /// Parses `500ms`, `20s`, `5m`, `6h`, `7d` or a bare number in `default_unit`.
@@ -360,6 +555,17 @@ mod tests {
         );
         assert_eq!(parse_duration("20s", "ms"), Some(Duration::from_secs(20)));
         assert_eq!(parse_duration("x", "ms"), None);
+    }
+
+    #[test]
+    fn sizes_parse() {
+        assert_eq!(parse_size("512m", 0), Some(512 << 20));
+        assert_eq!(parse_size("4GB", 0), Some(4 << 30));
+        assert_eq!(parse_size("1024", 0), Some(1024));
+        assert_eq!(parse_size("50%", 1000), Some(500));
+        assert_eq!(parse_size("150%", 1000), None);
+        assert_eq!(parse_size("lots", 0), None);
+        assert!(available_memory() > 0);
     }
 
     #[test]

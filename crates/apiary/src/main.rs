@@ -144,8 +144,14 @@ async fn serve(args: ServeArgs) -> Result<(), Box<dyn std::error::Error>> {
                 })?,
             ),
         };
-    let engine =
-        Arc::new(Engine::open(config.hiveconf.clone(), metastore, &config.warehouse()).await?);
+    let engine_options = config.engine()?;
+    tracing::info!(
+        memory_pool = ?engine_options.memory_pool_bytes,
+        spill_dir = ?engine_options.spill_dir,
+        server_id = %engine_options.server_id,
+        "query runtime"
+    );
+    let engine = Arc::new(Engine::open(engine_options, metastore).await?);
     let gateway = Gateway::new(engine, gateway_config);
     let http_path = endpoint.http_path.clone();
     let endpoints = Endpoints::start(gateway.clone(), endpoint).await?;

@@ -8,8 +8,8 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use apiary_gateway::{Gateway, Handle};
-use apiary_protocol::ProtocolError;
+use apiary_gateway::{Client, Gateway, Handle};
+use apiary_protocol::MessageScanner;
 use bytes::BytesMut;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
@@ -52,8 +52,10 @@ pub async fn serve(
                 continue;
             }
         };
-        let Ok(permit) = limit.clone().try_acquire_owned() else {
-            tracing::warn!(%peer, limit = config.max_connections, "closing connection: connection limit reached");
+        // At the limit, the new client waits (up to the login timeout) for a slot: connections
+        // that hold no session are closed after that long, so a slot frees up.
+        let Some(permit) = wait_for_slot(&limit, &config, &shutdown).await else {
+            tracing::warn!(%peer, limit = config.max_connections, "closing connection: no connection slot freed within the login timeout");
             drop(stream);
             continue;
         };
@@ -67,6 +69,21 @@ pub async fn serve(
     }
     tasks.close();
     let _ = tokio::time::timeout(config.shutdown_grace, tasks.wait()).await;
+}
+
+/// A connection slot, waiting up to the login timeout for one when all are taken.
+pub(crate) async fn wait_for_slot(
+    limit: &Arc<Semaphore>,
+    config: &EndpointConfig,
+    shutdown: &CancellationToken,
+) -> Option<tokio::sync::OwnedSemaphorePermit> {
+    if let Ok(p) = limit.clone().try_acquire_owned() {
+        return Some(p);
+    }
+    tokio::select! {
+        _ = shutdown.cancelled() => None,
+        r = tokio::time::timeout(config.handshake_timeout, limit.clone().acquire_owned()) => r.ok()?.ok(),
+    }
 }
 
 enum Mode {
@@ -112,7 +129,11 @@ async fn connection(
     };
     tracing::debug!(%peer, %user, "binary connection ready");
     let mut opened: Vec<Handle> = Vec::new();
-    let reason = serve_messages(&mut stream, mode, &user, gw, cfg, shutdown, &mut opened).await;
+    let client = Client {
+        user,
+        address: Some(peer.ip()),
+    };
+    let reason = serve_messages(&mut stream, mode, &client, gw, cfg, shutdown, &mut opened).await;
     // A client that goes away without CloseSession must not leak its sessions.
     for h in opened {
         if gw.close_session(&h).is_ok() {
@@ -125,7 +146,7 @@ async fn connection(
 async fn serve_messages(
     stream: &mut TcpStream,
     mode: Mode,
-    user: &str,
+    client: &Client,
     gw: &Arc<Gateway>,
     cfg: &EndpointConfig,
     shutdown: &CancellationToken,
@@ -137,6 +158,7 @@ async fn serve_messages(
     let mut raw = BytesMut::with_capacity(READ_CHUNK);
     let mut buf = BytesMut::new();
     let mut out: Vec<u8> = Vec::new();
+    let mut scanner = MessageScanner::new();
     loop {
         match mode {
             Mode::Raw => {
@@ -153,11 +175,18 @@ async fn serve_messages(
                 }
             }
         }
-        // Answer every whole message already buffered.
+        // Answer every whole message already buffered. The scanner resumes where it stopped,
+        // so a message trickled in small pieces is walked once, not once per read.
         while !buf.is_empty() {
-            match handle_message(gw, user, &buf, opened).await {
+            let end = match scanner.feed(&buf) {
+                Ok(Some(end)) => end,
+                Ok(None) => break,
+                Err(e) => return format!("bad message: {e}"),
+            };
+            scanner.reset();
+            match handle_message(gw, client, &buf[..end], opened).await {
                 Ok((used, outcome)) => {
-                    let _ = buf.split_to(used.min(buf.len()));
+                    let _ = buf.split_to(used.min(end));
                     let (reply, close) = match outcome {
                         CallOutcome::Reply(r) => (Some(r), None),
                         CallOutcome::Close(r, why) => (r, Some(why)),
@@ -171,7 +200,7 @@ async fn serve_messages(
                         return why;
                     }
                 }
-                Err(ProtocolError::Incomplete) => break,
+                // The slice is whole, so even "incomplete" means a malformed message.
                 Err(e) => return format!("bad message: {e}"),
             }
         }
@@ -184,12 +213,22 @@ async fn serve_messages(
         if raw.capacity() - raw.len() < READ_CHUNK / 4 {
             raw.reserve(READ_CHUNK);
         }
+        // A connection that holds no session gets the login timeout to say something (Hive
+        // gives a logged-in but silent client no more), one with sessions the idle timeout.
+        let idle = if opened.is_empty() {
+            cfg.handshake_timeout
+        } else {
+            cfg.idle_timeout
+        };
         let read = tokio::select! {
             _ = shutdown.cancelled() => return "server shutting down".into(),
-            r = tokio::time::timeout(cfg.idle_timeout, stream.read_buf(&mut raw)) => r,
+            r = tokio::time::timeout(idle, stream.read_buf(&mut raw)) => r,
         };
         match read {
-            Err(_) => return format!("idle for {} s", cfg.idle_timeout.as_secs()),
+            Err(_) if opened.is_empty() => {
+                return format!("no session opened and silent for {} s", idle.as_secs())
+            }
+            Err(_) => return format!("idle for {} s", idle.as_secs()),
             Ok(Err(e)) => return format!("read failed: {e}"),
             Ok(Ok(0)) => {
                 return if buf.is_empty() && raw.is_empty() {

@@ -4,7 +4,7 @@
 use std::convert::Infallible;
 use std::sync::Arc;
 
-use apiary_gateway::{Gateway, Handle};
+use apiary_gateway::{Client, Gateway, Handle};
 use apiary_protocol::ProtocolError;
 use base64::Engine as _;
 use bytes::Bytes;
@@ -38,8 +38,8 @@ pub async fn serve(
             tokio::time::sleep(std::time::Duration::from_millis(50)).await;
             continue;
         };
-        let Ok(permit) = limit.clone().try_acquire_owned() else {
-            tracing::warn!(%peer, "closing HTTP connection: connection limit reached");
+        let Some(permit) = crate::binary::wait_for_slot(&limit, &config, &shutdown).await else {
+            tracing::warn!(%peer, "closing HTTP connection: no connection slot freed within the login timeout");
             continue;
         };
         let _ = stream.set_nodelay(true);
@@ -48,7 +48,7 @@ pub async fn serve(
             let svc_cfg = cfg.clone();
             let svc = service_fn(move |req| {
                 let (gw, cfg) = (gw.clone(), svc_cfg.clone());
-                async move { Ok::<_, Infallible>(respond(req, &gw, &cfg).await) }
+                async move { Ok::<_, Infallible>(respond(req, peer, &gw, &cfg).await) }
             });
             let conn = hyper::server::conn::http1::Builder::new()
                 .header_read_timeout(Some(cfg.handshake_timeout))
@@ -105,6 +105,7 @@ fn basic_user(req: &Request<Incoming>) -> String {
 
 async fn respond(
     req: Request<Incoming>,
+    peer: std::net::SocketAddr,
     gw: &Arc<Gateway>,
     cfg: &EndpointConfig,
 ) -> Response<Full<Bytes>> {
@@ -121,7 +122,10 @@ async fn respond(
             "HiveServer2 HTTP transport expects POST".into(),
         );
     }
-    let user = basic_user(&req);
+    let client = Client {
+        user: basic_user(&req),
+        address: Some(peer.ip()),
+    };
     let body = match Limited::new(req.into_body(), cfg.max_message_size)
         .collect()
         .await
@@ -140,7 +144,7 @@ async fn respond(
     // Sessions over HTTP outlive connections; they end with CloseSession or by idling out.
     let mut opened: Vec<Handle> = Vec::new();
     while !rest.is_empty() {
-        match handle_message(gw, &user, rest, &mut opened).await {
+        match handle_message(gw, &client, rest, &mut opened).await {
             Ok((used, CallOutcome::Reply(r))) => {
                 out.extend_from_slice(&r);
                 rest = &rest[used.min(rest.len())..];

@@ -384,7 +384,9 @@ mod tests {
             }
             other => panic!("unexpected {other:?}"),
         }
-        let rows = row_set(&schema, &[b.clone()], 0, 4).expect("encodes").rows;
+        let rows = row_set(&schema, std::slice::from_ref(&b), 0, 4)
+            .expect("encodes")
+            .rows;
         let wrong = Schema::new(vec![
             Field::new("i", DataType::Float64, true),
             Field::new("s", DataType::Utf8, true),

@@ -5,7 +5,7 @@ use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
 use apiary_gateway::{
-    FetchedRows, Gateway, GatewayError, Handle, Operation, OperationKind, OperationState,
+    Client, FetchedRows, Gateway, GatewayError, Handle, Operation, OperationKind, OperationState,
 };
 use apiary_protocol::codec::Decoder;
 use apiary_protocol::message::{
@@ -33,7 +33,7 @@ pub enum CallOutcome {
 /// `Err(Incomplete)` when `buf` does not yet hold a whole message.
 pub async fn handle_message(
     gateway: &Arc<Gateway>,
-    user: &str,
+    client: &Client,
     buf: &[u8],
     opened: &mut Vec<Handle>,
 ) -> Result<(usize, CallOutcome), ProtocolError> {
@@ -69,7 +69,7 @@ pub async fn handle_message(
     // A panic while answering is this call's error; the connection and the server go on.
     let answered = AssertUnwindSafe(dispatch(
         gateway,
-        user,
+        client,
         &header.name,
         header.seq_id,
         &mut d,
@@ -235,7 +235,7 @@ fn status_resp(r: Result<(), GatewayError>) -> TStatusResp {
 
 async fn dispatch(
     gw: &Arc<Gateway>,
-    user: &str,
+    client: &Client,
     name: &str,
     seq: i32,
     d: &mut Decoder<'_>,
@@ -253,10 +253,14 @@ async fn dispatch(
                 .username
                 .as_deref()
                 .filter(|u| !u.is_empty())
-                .unwrap_or(user)
+                .unwrap_or(&client.user)
                 .to_string();
             let conf = req.configuration.unwrap_or_default();
-            match gw.open_session(&user, req.client_protocol.0, &conf) {
+            let who = Client {
+                user: user.clone(),
+                address: client.address,
+            };
+            match gw.open_session(&who, req.client_protocol.0, &conf) {
                 Ok(opened_session) => {
                     let session = opened_session.session;
                     tracing::info!(user = %user, session = %session.handle(), protocol = session.protocol() + 1, "session opened");

@@ -8,6 +8,7 @@ pub mod handle;
 pub mod operation;
 
 use std::collections::{BTreeMap, HashMap};
+use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -34,6 +35,18 @@ pub struct GatewayConfig {
     pub operation_idle_timeout: Duration,
     /// Most sessions open at once.
     pub max_sessions: usize,
+    /// Most sessions one user may hold (`hive.server2.limit.connections.per.user`; 0 = no limit).
+    pub sessions_per_user: usize,
+    /// Most sessions from one client address (`hive.server2.limit.connections.per.ipaddress`).
+    pub sessions_per_address: usize,
+    /// Most sessions of one user from one address
+    /// (`hive.server2.limit.connections.per.user.ipaddress`).
+    pub sessions_per_user_address: usize,
+    /// Most operations a session may hold open at once (`apiary.session.max.operations`).
+    pub operations_per_session: usize,
+    /// Result bytes a session's operations may hold buffered, ahead of the client's fetches
+    /// (`apiary.session.result.buffer.size`).
+    pub result_buffer_bytes: usize,
     /// Default rows per fetch advertised to clients.
     pub default_fetch_size: usize,
 }
@@ -41,20 +54,37 @@ pub struct GatewayConfig {
 impl Default for GatewayConfig {
     fn default() -> Self {
         Self {
-            session_idle_timeout: Duration::from_secs(7 * 24 * 3600),
-            operation_idle_timeout: Duration::from_secs(5 * 24 * 3600),
+            session_idle_timeout: Duration::from_secs(4 * 3600),
+            operation_idle_timeout: Duration::from_secs(2 * 3600),
             max_sessions: 1000,
+            sessions_per_user: 100,
+            sessions_per_address: 0,
+            sessions_per_user_address: 0,
+            operations_per_session: 200,
+            result_buffer_bytes: 256 << 20,
             default_fetch_size: 1000,
         }
     }
+}
+
+/// Who opens a session: the user and the address the connection comes from.
+#[derive(Debug, Clone)]
+pub struct Client {
+    /// The user name.
+    pub user: String,
+    /// The client's address, where the transport knows it.
+    pub address: Option<IpAddr>,
 }
 
 /// One client session.
 pub struct Session {
     handle: Handle,
     user: String,
+    address: Option<IpAddr>,
     protocol: i32,
     sql: tokio::sync::Mutex<SqlSession>,
+    /// KiB of results its operations may buffer ahead of fetches.
+    result_budget: Arc<tokio::sync::Semaphore>,
     operations: Mutex<Vec<Handle>>,
     last_access: Mutex<Instant>,
     client_info: Mutex<BTreeMap<String, String>>,
@@ -139,20 +169,16 @@ impl Gateway {
         self.operations.lock().len()
     }
 
-    /// Opens a session for `user` with the OpenSession configuration a client sent
+    /// Opens a session for `client` with the OpenSession configuration a client sent
     /// (`use:database`, `set:hiveconf:K`, `set:hivevar:K`).
     pub fn open_session(
         &self,
-        user: &str,
+        client: &Client,
         client_protocol: i32,
         conf: &BTreeMap<String, String>,
     ) -> Result<OpenedSession, GatewayError> {
-        if self.session_count() >= self.config.max_sessions {
-            return Err(GatewayError::Busy(format!(
-                "Too many open sessions ({}); close some and retry",
-                self.config.max_sessions
-            )));
-        }
+        self.check_session_limits(client)?;
+        let user = client.user.as_str();
         let mut opts = SessionOptions {
             user: user.to_string(),
             ..Default::default()
@@ -174,8 +200,12 @@ impl Gateway {
         let session = Arc::new(Session {
             handle: Handle::random(),
             user: user.to_string(),
+            address: client.address,
             protocol,
             sql: tokio::sync::Mutex::new(sql),
+            result_budget: Arc::new(tokio::sync::Semaphore::new(kib(self
+                .config
+                .result_buffer_bytes))),
             operations: Mutex::new(Vec::new()),
             last_access: Mutex::new(Instant::now()),
             client_info: Mutex::new(BTreeMap::new()),
@@ -197,6 +227,47 @@ impl Gateway {
             session,
             configuration,
         })
+    }
+
+    /// Refuses a session past the global cap or the per-user and per-address quotas, with
+    /// Hive's texts for the latter.
+    fn check_session_limits(&self, client: &Client) -> Result<(), GatewayError> {
+        let sessions = self.sessions.lock();
+        if sessions.len() >= self.config.max_sessions {
+            return Err(GatewayError::Busy(format!(
+                "Too many open sessions ({}); close some and retry",
+                self.config.max_sessions
+            )));
+        }
+        let (mut by_user, mut by_address, mut by_both) = (0, 0, 0);
+        for s in sessions.values() {
+            let same_user = s.user == client.user;
+            let same_address = client.address.is_some() && s.address == client.address;
+            by_user += usize::from(same_user);
+            by_address += usize::from(same_address);
+            by_both += usize::from(same_user && same_address);
+        }
+        let address = client.address.map(|a| a.to_string()).unwrap_or_default();
+        let limits = &self.config;
+        if limits.sessions_per_user > 0 && by_user >= limits.sessions_per_user {
+            return Err(GatewayError::Busy(format!(
+                "Connection limit per user reached (user: {} limit: {})",
+                client.user, limits.sessions_per_user
+            )));
+        }
+        if limits.sessions_per_address > 0 && by_address >= limits.sessions_per_address {
+            return Err(GatewayError::Busy(format!(
+                "Connection limit per ipaddress reached (ipaddress: {address} limit: {})",
+                limits.sessions_per_address
+            )));
+        }
+        if limits.sessions_per_user_address > 0 && by_both >= limits.sessions_per_user_address {
+            return Err(GatewayError::Busy(format!(
+                "Connection limit per user:ipaddress reached (user:ipaddress: {}:{address} limit: {})",
+                client.user, limits.sessions_per_user_address
+            )));
+        }
+        Ok(())
     }
 
     /// Looks up a session by handle.
@@ -251,6 +322,7 @@ impl Gateway {
         query_timeout_secs: i64,
     ) -> Result<Arc<Operation>, GatewayError> {
         let session = self.session(handle)?;
+        self.check_operation_cap(&session)?;
         let mut sql = session.sql.lock().await;
         let timeout = effective_timeout(query_timeout_secs, conf_overlay, &sql);
         let prepared = sql.prepare(statement).await;
@@ -282,6 +354,7 @@ impl Gateway {
             schema,
             source,
             timeout,
+            Some(session.result_budget.clone()),
         );
         op.log(
             "INFO",
@@ -325,6 +398,7 @@ impl Gateway {
         Fut: std::future::Future<Output = Result<Prepared, apiary_sql::SqlError>>,
     {
         let session = self.session(handle)?;
+        self.check_operation_cap(&session)?;
         // The catalog calls read the metastore themselves, so they see other servers' DDL.
         let ctx = session.sql.lock().await.context().clone();
         let prepared = compute(ctx).await?;
@@ -336,11 +410,32 @@ impl Gateway {
                 (None, ResultSource::Empty)
             }
         };
-        let op = Operation::new(session.handle, kind, String::new(), schema, source, None);
+        let op = Operation::new(
+            session.handle,
+            kind,
+            String::new(),
+            schema,
+            source,
+            None,
+            None,
+        );
         self.register(&session, &op);
         op.start().await;
         op.wait_ready().await;
         Ok(op)
+    }
+
+    /// Refuses a new operation in a session that holds its limit of open ones.
+    fn check_operation_cap(&self, session: &Session) -> Result<(), GatewayError> {
+        let open = session.operations.lock().len();
+        let cap = self.config.operations_per_session;
+        if cap > 0 && open >= cap {
+            return Err(GatewayError::Busy(format!(
+                "Too many open operations in this session ({open}; limit {cap}, \
+                 apiary.session.max.operations): close finished statements and retry"
+            )));
+        }
+        Ok(())
     }
 
     fn register(&self, session: &Session, op: &Arc<Operation>) {
@@ -410,6 +505,13 @@ impl Gateway {
             let _ = self.close_session(&h);
         }
     }
+}
+
+/// Bytes as KiB permits of a result budget (at least one, at most what a semaphore holds).
+pub(crate) fn kib(bytes: usize) -> usize {
+    bytes
+        .div_ceil(1024)
+        .clamp(1, tokio::sync::Semaphore::MAX_PERMITS)
 }
 
 /// The query timeout: the request's, else `hive.query.timeout.seconds` from the overlay or the

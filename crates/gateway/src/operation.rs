@@ -18,7 +18,7 @@ use std::panic::AssertUnwindSafe;
 
 use futures::{FutureExt, StreamExt};
 use parking_lot::Mutex;
-use tokio::sync::{mpsc, watch};
+use tokio::sync::{mpsc, watch, Notify, OwnedSemaphorePermit, Semaphore};
 use tokio_util::sync::CancellationToken;
 
 use crate::error::{GatewayError, OperationError};
@@ -84,6 +84,9 @@ fn same_family(from: &arrow::datatypes::DataType, to: &arrow::datatypes::DataTyp
         _ => (string(from) && string(to)) || (binary(from) && binary(to)),
     }
 }
+
+/// A batch in an operation's buffer with its share of the session's result budget.
+type Buffered = (RecordBatch, Option<OwnedSemaphorePermit>);
 
 /// Batches buffered between the producer and the client's fetches.
 pub const RESULT_BUFFER_BATCHES: usize = 2;
@@ -208,7 +211,7 @@ struct Progress {
 }
 
 struct Reader {
-    rx: Option<mpsc::Receiver<Result<RecordBatch, GatewayError>>>,
+    rx: Option<mpsc::Receiver<Result<Buffered, GatewayError>>>,
     pending: Option<RecordBatch>,
     offset: i64,
     run: CancellationToken,
@@ -229,6 +232,10 @@ pub struct Operation {
     schema: Option<SchemaRef>,
     source: ResultSource,
     timeout: Option<Duration>,
+    /// The session's budget of buffered result KiB; each batch in the channel holds its share.
+    result_budget: Option<Arc<Semaphore>>,
+    /// Signalled whenever a fetch takes a batch from the channel.
+    drained: Notify,
     started_ms: i64,
     progress: Mutex<Progress>,
     state_tx: watch::Sender<OperationState>,
@@ -264,6 +271,7 @@ impl Operation {
         schema: Option<SchemaRef>,
         source: ResultSource,
         timeout: Option<Duration>,
+        result_budget: Option<Arc<Semaphore>>,
     ) -> Arc<Self> {
         let handle = Handle::random();
         let query_id = format!(
@@ -281,6 +289,8 @@ impl Operation {
             schema,
             source,
             timeout,
+            result_budget,
+            drained: Notify::new(),
             started_ms: now_ms(),
             progress: Mutex::new(Progress {
                 state: OperationState::Pending,
@@ -540,7 +550,7 @@ impl Operation {
         });
     }
 
-    async fn produce(&self, tx: mpsc::Sender<Result<RecordBatch, GatewayError>>, rerun: bool) {
+    async fn produce(&self, tx: mpsc::Sender<Result<Buffered, GatewayError>>, rerun: bool) {
         let started = Instant::now();
         let deadline = self.timeout.map(|t| tokio::time::Instant::now() + t);
         let mut stream = match &self.source {
@@ -617,7 +627,8 @@ impl Operation {
                         self.log("INFO", "First results are ready to fetch");
                         self.transition(OperationState::Finished, None);
                     }
-                    if tx.send(Ok(batch)).await.is_err() {
+                    let permit = self.reserve(&tx, &batch).await;
+                    if tx.send(Ok((batch, permit))).await.is_err() {
                         return;
                     }
                 }
@@ -637,16 +648,45 @@ impl Operation {
         }
     }
 
+    /// Takes the batch's share of the session's result budget. While the budget is spent the
+    /// producer waits for fetches to free some; an operation with nothing buffered goes ahead
+    /// without a share, so every operation can make progress and the session exceeds its
+    /// budget by at most one batch per operation.
+    async fn reserve(
+        &self,
+        tx: &mpsc::Sender<Result<Buffered, GatewayError>>,
+        batch: &RecordBatch,
+    ) -> Option<OwnedSemaphorePermit> {
+        let budget = self.result_budget.as_ref()?;
+        let want = crate::kib(batch.get_array_memory_size());
+        let want = u32::try_from(want).unwrap_or(u32::MAX);
+        loop {
+            let drained = self.drained.notified();
+            tokio::pin!(drained);
+            drained.as_mut().enable();
+            if let Ok(p) = budget.clone().try_acquire_many_owned(want) {
+                return Some(p);
+            }
+            if tx.capacity() == tx.max_capacity() {
+                return None;
+            }
+            tokio::select! {
+                p = budget.clone().acquire_many_owned(want) => return p.ok(),
+                _ = drained => {}
+            }
+        }
+    }
+
     async fn produce_error(
         &self,
-        tx: &mpsc::Sender<Result<RecordBatch, GatewayError>>,
+        tx: &mpsc::Sender<Result<Buffered, GatewayError>>,
         err: GatewayError,
     ) {
         self.fail(&err);
         let _ = tx.send(Err(err)).await;
     }
 
-    async fn time_out(&self, tx: &mpsc::Sender<Result<RecordBatch, GatewayError>>) {
+    async fn time_out(&self, tx: &mpsc::Sender<Result<Buffered, GatewayError>>) {
         let secs = self.timeout.map(|t| t.as_secs()).unwrap_or(0);
         self.produce_error(tx, GatewayError::Timeout(secs)).await;
         self.cancel.cancel();
@@ -710,8 +750,10 @@ impl Operation {
                         n = rx.recv() => n,
                         _ = self.cancel.cancelled() => None,
                     };
+                    self.drained.notify_waiters();
                     match next {
-                        Some(Ok(b)) => b,
+                        // The batch's share of the budget is freed as it leaves the buffer.
+                        Some(Ok((b, _permit))) => b,
                         Some(Err(e)) => return Err(e),
                         None => {
                             self.check_fetchable()?;

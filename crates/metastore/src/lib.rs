@@ -48,6 +48,21 @@ pub fn check_table_name(name: &str) -> Result<()> {
     }
 }
 
+/// The tables of a listing that could be read back; an unreadable one is logged and left
+/// out, so one corrupt entry does not hide a database's other tables (reading it by name
+/// still reports it).
+pub(crate) fn readable(tables: impl Iterator<Item = Result<model::Table>>) -> Vec<model::Table> {
+    tables
+        .filter_map(|t| match t {
+            Ok(t) => Some(t),
+            Err(e) => {
+                tracing::warn!(error = %e, "skipping an unreadable table in a listing");
+                None
+            }
+        })
+        .collect()
+}
+
 /// Result of a metastore call.
 pub type Result<T> = std::result::Result<T, MetastoreError>;
 
@@ -73,7 +88,8 @@ pub trait Metastore: Send + Sync + std::fmt::Debug {
     async fn get_table(&self, db: &str, name: &str) -> Result<Option<Table>>;
     /// Names of the tables and views of `db`, sorted.
     async fn list_tables(&self, db: &str) -> Result<Vec<String>>;
-    /// Every table of `db` (for catalog listings), sorted by name.
+    /// Every readable table of `db` (for catalog listings), sorted by name; an entry that
+    /// cannot be read back is logged and left out.
     async fn get_tables(&self, db: &str) -> Result<Vec<Table>>;
     /// Replaces the definition of `db.name` with `table`, which may carry a new name
     /// (RENAME); partitions follow a renamed table.

@@ -476,14 +476,12 @@ impl Metastore for PostgresMetastore {
                 &[&db],
             )
             .await?;
-        rows.iter()
-            .map(|r| {
-                from_json(
-                    &format!("table {db}.{}", r.get::<_, &str>(0)),
-                    r.get::<_, &str>(1),
-                )
-            })
-            .collect()
+        Ok(crate::readable(rows.iter().map(|r| {
+            from_json(
+                &format!("table {db}.{}", r.get::<_, &str>(0)),
+                r.get::<_, &str>(1),
+            )
+        })))
     }
 
     async fn alter_table(&self, db: &str, name: &str, table: &Table) -> Result<()> {

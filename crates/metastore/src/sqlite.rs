@@ -320,9 +320,10 @@ impl Metastore for SqliteMetastore {
                     Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
                 })?
                 .collect::<rusqlite::Result<Vec<_>>>()?;
-            rows.iter()
-                .map(|(n, d)| from_json(&format!("table {db}.{n}"), d))
-                .collect()
+            Ok(crate::readable(
+                rows.iter()
+                    .map(|(n, d)| from_json(&format!("table {db}.{n}"), d)),
+            ))
         })
         .await
     }

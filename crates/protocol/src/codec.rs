@@ -84,7 +84,7 @@ pub struct MessageHeader {
 const VERSION_1: u32 = 0x8001_0000;
 const VERSION_MASK: u32 = 0xffff_0000;
 /// Deepest nesting of structs and containers accepted from a peer.
-const MAX_DEPTH: usize = 64;
+pub(crate) const MAX_DEPTH: usize = 64;
 
 /// Writes Thrift binary protocol values into a growable buffer.
 #[derive(Debug, Default)]

@@ -8,8 +8,10 @@
 pub mod codec;
 pub mod error;
 pub mod message;
+pub mod scan;
 #[allow(missing_docs)] // fields and variants carry the IDL's names; see the module docs
 pub mod tcli;
 
 pub use codec::{Binary, Decoder, Encoder, ThriftValue};
 pub use error::ProtocolError;
+pub use scan::MessageScanner;

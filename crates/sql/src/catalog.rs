@@ -8,6 +8,8 @@ use std::sync::Arc;
 use apiary_metastore::Metastore;
 use apiary_storage::handler::Registry;
 use apiary_storage::NativeTable;
+
+use crate::recovery::Unavailable;
 use async_trait::async_trait;
 use datafusion::catalog::{CatalogProvider, SchemaProvider};
 use datafusion::datasource::TableProvider;
@@ -27,15 +29,22 @@ pub struct HiveCatalog {
     metastore: Arc<dyn Metastore>,
     handlers: Arc<Registry>,
     names: Arc<RwLock<Names>>,
+    unavailable: Arc<Unavailable>,
 }
 
 impl HiveCatalog {
-    /// A catalog over `metastore`, reading non-native tables through `handlers`.
-    pub fn new(metastore: Arc<dyn Metastore>, handlers: Arc<Registry>) -> Self {
+    /// A catalog over `metastore`, reading non-native tables through `handlers`; the tables
+    /// in `unavailable` fail to resolve, with the reason.
+    pub fn new(
+        metastore: Arc<dyn Metastore>,
+        handlers: Arc<Registry>,
+        unavailable: Arc<Unavailable>,
+    ) -> Self {
         Self {
             metastore,
             handlers,
             names: Arc::default(),
+            unavailable,
         }
     }
 
@@ -75,6 +84,7 @@ impl CatalogProvider for HiveCatalog {
             metastore: self.metastore.clone(),
             handlers: self.handlers.clone(),
             names: self.names.clone(),
+            unavailable: self.unavailable.clone(),
         }))
     }
 }
@@ -86,6 +96,7 @@ pub struct HiveSchema {
     metastore: Arc<dyn Metastore>,
     handlers: Arc<Registry>,
     names: Arc<RwLock<Names>>,
+    unavailable: Arc<Unavailable>,
 }
 
 impl HiveSchema {
@@ -103,6 +114,7 @@ impl HiveSchema {
                 metastore: self.metastore.clone(),
                 handlers: self.handlers.clone(),
                 names: self.names.clone(),
+                unavailable: self.unavailable.clone(),
             }),
         );
         let config = SessionConfig::new()
@@ -176,6 +188,12 @@ impl SchemaProvider for HiveSchema {
     }
 
     async fn table(&self, name: &str) -> DfResult<Option<Arc<dyn TableProvider>>> {
+        if let Some(reason) = self.unavailable.reason(&self.db, name) {
+            return Err(DataFusionError::Plan(format!(
+                "table {}.{name} is unavailable: its recovery at start-up failed ({reason}); see the server log, or DROP it",
+                self.db
+            )));
+        }
         let Some(table) = self
             .metastore
             .get_table(&self.db, name)

@@ -121,9 +121,15 @@ impl SqlError {
 
     /// A runtime error from DataFusion.
     pub fn from_execution(e: DataFusionError) -> SqlError {
+        let root = e.find_root();
+        let hint = if matches!(root, DataFusionError::ResourcesExhausted(_)) {
+            " (the query needs more memory than the server's query memory pool, apiary.memory.pool.size, allows, even after spilling to disk)"
+        } else {
+            ""
+        };
         SqlError::Execution(format!(
-            "org.apache.apiary.exec.DataFusionTask. {}",
-            e.find_root().clone_message()
+            "org.apache.apiary.exec.DataFusionTask. {}{hint}",
+            root.clone_message()
         ))
     }
 }

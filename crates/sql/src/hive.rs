@@ -113,6 +113,9 @@ impl SqlSession {
 
     async fn require_table(&self, name: &TableName) -> Result<Table, SqlError> {
         let (db, t) = self.qualify(name);
+        if let Some(reason) = self.unavailable().reason(&db, &t) {
+            return Err(crate::recovery::Unavailable::error(&db, &t, &reason));
+        }
         self.metastore()
             .get_table(&db, &t)
             .await?
@@ -553,6 +556,7 @@ impl SqlSession {
         self.metastore()
             .drop_table(&table.database, &table.name)
             .await?;
+        self.unavailable().clear(&table.database, &table.name);
         self.drop_table_data(table).await
     }
 
@@ -1314,6 +1318,7 @@ impl SqlSession {
         };
         let plan = self.insert_plan(table, query, columns, dynamic).await?;
         let ctx = self.context().clone();
+        let server_tag = self.server_tag().to_string();
         let metastore = self.metastore().clone();
         let table = table.clone();
         Ok(crate::session::Task(Box::pin(async move {
@@ -1331,6 +1336,7 @@ impl SqlSession {
                     partition: spec,
                     overwrite,
                     owned_root,
+                    server_tag,
                 },
                 stream,
                 &dirs,

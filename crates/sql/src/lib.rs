@@ -9,8 +9,10 @@ pub mod error;
 pub mod functions;
 mod hive;
 pub mod metadata;
+pub mod names;
 mod nonnative;
 pub mod pattern;
+pub mod recovery;
 pub mod render;
 mod rewrite;
 pub mod session;
@@ -19,5 +21,5 @@ mod substitute;
 pub use apiary_storage::types;
 
 pub use error::SqlError;
-pub use session::{execute, Engine, Prepared, SessionOptions, SqlSession, Task};
+pub use session::{execute, Engine, EngineOptions, Prepared, SessionOptions, SqlSession, Task};
 pub use types::HiveType;

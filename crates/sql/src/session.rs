@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use apiary_metastore::{Database, Metastore};
 use apiary_storage::handler::Registry;
 use datafusion::catalog::{CatalogProviderList, MemoryCatalogProviderList};
-use datafusion::execution::runtime_env::RuntimeEnv;
+use datafusion::execution::runtime_env::{RuntimeEnv, RuntimeEnvBuilder};
 use datafusion::execution::session_state::SessionStateBuilder;
 use datafusion::logical_expr::LogicalPlan;
 use datafusion::physical_plan::SendableRecordBatchStream;
@@ -46,6 +46,8 @@ pub const DEFAULT_DATABASE: &str = "default";
 pub struct Engine {
     handlers: Arc<Registry>,
     owner: String,
+    tag: String,
+    unavailable: Arc<crate::recovery::Unavailable>,
     catalogs: Arc<MemoryCatalogProviderList>,
     catalog: Arc<HiveCatalog>,
     metastore: Arc<dyn Metastore>,
@@ -68,15 +70,104 @@ pub struct SessionOptions {
     pub hivevar: BTreeMap<String, String>,
 }
 
+/// How an engine runs: the server's configuration, where its data lives, and the memory and
+/// disk its queries may use.
+#[derive(Debug, Clone)]
+pub struct EngineOptions {
+    /// The server's Hive configuration, which every session starts from.
+    pub defaults: BTreeMap<String, String>,
+    /// Where managed tables live.
+    pub warehouse: PathBuf,
+    /// This server's name in the intent journal and in its staging and spill folders, so
+    /// that start-up recovery touches only its own work. Stable across restarts, distinct
+    /// between servers sharing a metastore or a warehouse.
+    pub server_id: String,
+    /// Memory all running queries may hold together (sorts, joins, aggregations); a query
+    /// that needs more spills to disk or fails with "Resources exhausted". `None`: no limit.
+    pub memory_pool_bytes: Option<usize>,
+    /// Folder for spill files; `None`: spilling is off (a query over the pool fails).
+    pub spill_dir: Option<PathBuf>,
+    /// Most bytes of spill files at once.
+    pub spill_max_bytes: u64,
+}
+
+impl EngineOptions {
+    /// Options for tests and tools: the given warehouse, no memory limit, no spilling.
+    pub fn new(warehouse: &Path) -> Self {
+        Self {
+            defaults: BTreeMap::new(),
+            warehouse: warehouse.to_path_buf(),
+            server_id: warehouse.display().to_string(),
+            memory_pool_bytes: None,
+            spill_dir: None,
+            spill_max_bytes: 0,
+        }
+    }
+}
+
+/// DataFusion's runtime for the options: a memory pool (greedy: the first to ask gets it,
+/// a spilling operator spills when it cannot grow) and a disk manager for spill files in a
+/// folder of this server's own, emptied at start (what is there was left by a crash).
+fn runtime(options: &EngineOptions) -> Result<Arc<RuntimeEnv>, SqlError> {
+    use datafusion::execution::disk_manager::{DiskManagerBuilder, DiskManagerMode};
+    use datafusion::execution::memory_pool::{GreedyMemoryPool, TrackConsumersPool};
+    let mut builder = RuntimeEnvBuilder::new();
+    if let Some(bytes) = options.memory_pool_bytes {
+        let top = std::num::NonZeroUsize::new(3).unwrap_or(std::num::NonZeroUsize::MIN);
+        builder = builder.with_memory_pool(Arc::new(TrackConsumersPool::new(
+            GreedyMemoryPool::new(bytes),
+            top,
+        )));
+    }
+    let disk = match &options.spill_dir {
+        Some(dir) => {
+            let own = dir.join(format!(
+                "apiary-spill-{}",
+                crate::names::server_tag(&options.server_id)
+            ));
+            match std::fs::remove_dir_all(&own) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => {
+                    return Err(SqlError::Ddl(format!(
+                        "cannot empty the spill folder {}: {e}",
+                        own.display()
+                    )))
+                }
+            }
+            std::fs::create_dir_all(&own).map_err(|e| {
+                SqlError::Ddl(format!(
+                    "cannot create the spill folder {}: {e}",
+                    own.display()
+                ))
+            })?;
+            DiskManagerBuilder::default()
+                .with_mode(DiskManagerMode::Directories(vec![own]))
+                .with_max_temp_directory_size(options.spill_max_bytes)
+        }
+        None => DiskManagerBuilder::default().with_mode(DiskManagerMode::Disabled),
+    };
+    builder
+        .with_disk_manager_builder(disk)
+        .build_arc()
+        .map_err(|e| SqlError::Ddl(format!("cannot set up the query runtime: {e}")))
+}
+
 impl Engine {
-    /// An engine over `metastore` whose managed tables live under `warehouse`, and whose
-    /// sessions see `defaults` as the server's Hive configuration. Creates the `default`
-    /// database if the metastore has none.
+    /// An engine over `metastore` as `options` say. Creates the `default` database if the
+    /// metastore has none, and finishes or undoes what a crash of this server cut short.
     pub async fn open(
-        defaults: BTreeMap<String, String>,
+        options: EngineOptions,
         metastore: Arc<dyn Metastore>,
-        warehouse: &Path,
     ) -> Result<Self, SqlError> {
+        let runtime = runtime(&options)?;
+        let EngineOptions {
+            defaults,
+            warehouse,
+            server_id,
+            ..
+        } = options;
+        let warehouse = warehouse.as_path();
         std::fs::create_dir_all(warehouse).map_err(|e| {
             SqlError::Ddl(format!(
                 "cannot create warehouse {}: {e}",
@@ -100,28 +191,29 @@ impl Engine {
                 Err(e) => return Err(e.into()),
             }
         }
-        recover_interrupted_inserts(metastore.as_ref()).await?;
         let handlers = Arc::new(Registry::with_builtin());
-        // Whose journal entries this server finishes at start-up: its own (see
-        // crate::nonnative::recover), named by configuration or by its warehouse.
-        let owner = defaults
-            .get("apiary.server.id")
-            .filter(|v| !v.is_empty())
-            .cloned()
-            .unwrap_or_else(|| warehouse.display().to_string());
-        crate::nonnative::recover(metastore.as_ref(), &handlers, &owner).await;
+        let owner = server_id;
+        let tag = crate::names::server_tag(&owner);
+        let unavailable =
+            crate::recovery::recover(metastore.as_ref(), &handlers, &owner, &tag).await?;
         let catalogs = Arc::new(MemoryCatalogProviderList::new());
-        let catalog = Arc::new(HiveCatalog::new(metastore.clone(), handlers.clone()));
+        let catalog = Arc::new(HiveCatalog::new(
+            metastore.clone(),
+            handlers.clone(),
+            unavailable.clone(),
+        ));
         catalog.refresh().await?;
         catalogs.register_catalog(CATALOG.to_string(), catalog.clone());
         Ok(Self {
             handlers,
             owner,
+            tag,
+            unavailable,
             catalogs,
             catalog,
             metastore,
             warehouse,
-            runtime: Arc::new(RuntimeEnv::default()),
+            runtime,
             defaults,
             batch_size: 8192,
         })
@@ -160,6 +252,8 @@ impl Engine {
         let mut session = SqlSession {
             handlers: self.handlers.clone(),
             owner: self.owner.clone(),
+            tag: self.tag.clone(),
+            unavailable: self.unavailable.clone(),
             ctx,
             catalog: self.catalog.clone(),
             metastore: self.metastore.clone(),
@@ -179,46 +273,6 @@ impl Engine {
         }
         Ok(session)
     }
-}
-
-/// Finishes or discards the INSERTs a crash cut short. A staging folder with a commit
-/// manifest had decided to commit: its partitions are registered and its files moved into
-/// place (both idempotent). One without had not: its files were never visible, and it is
-/// removed.
-async fn recover_interrupted_inserts(metastore: &dyn Metastore) -> Result<(), SqlError> {
-    for db in metastore.list_databases().await? {
-        for table in metastore.get_tables(&db).await? {
-            let Some(dir) = table
-                .sd
-                .location
-                .as_deref()
-                .and_then(|l| apiary_storage::write::local_dir(l).ok())
-            else {
-                continue;
-            };
-            let Ok(entries) = std::fs::read_dir(&dir) else {
-                continue;
-            };
-            for e in entries.flatten() {
-                if !e
-                    .file_name()
-                    .to_string_lossy()
-                    .starts_with(apiary_storage::write::STAGING_PREFIX)
-                {
-                    continue;
-                }
-                if let Some(manifest) = apiary_storage::write::pending_commit(&e.path()) {
-                    tracing::info!(table = %table.qualified_name(), path = %e.path().display(), "finishing an insert that had committed before a crash");
-                    crate::hive::register_partitions(metastore, &table, &manifest).await?;
-                    manifest.apply()?;
-                } else {
-                    tracing::info!(table = %table.qualified_name(), path = %e.path().display(), "removing staging left by an interrupted insert");
-                }
-                let _ = std::fs::remove_dir_all(e.path());
-            }
-        }
-    }
-    Ok(())
 }
 
 /// What a statement produced once prepared.
@@ -271,6 +325,8 @@ impl std::future::Future for Task {
 pub struct SqlSession {
     handlers: Arc<Registry>,
     owner: String,
+    tag: String,
+    unavailable: Arc<crate::recovery::Unavailable>,
     ctx: SessionContext,
     catalog: Arc<HiveCatalog>,
     metastore: Arc<dyn Metastore>,
@@ -303,6 +359,16 @@ impl SqlSession {
     /// This server's name in the intent journal.
     pub fn owner(&self) -> &str {
         &self.owner
+    }
+
+    /// This server's tag in folder names (see [`crate::names::server_tag`]).
+    pub(crate) fn server_tag(&self) -> &str {
+        &self.tag
+    }
+
+    /// Tables whose start-up recovery failed.
+    pub(crate) fn unavailable(&self) -> &crate::recovery::Unavailable {
+        &self.unavailable
     }
 
     /// The session's user.

@@ -5,13 +5,12 @@
 // A test harness: failing loudly is its job.
 #![allow(clippy::expect_used, clippy::panic)]
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use apiary_metastore::SqliteMetastore;
 use apiary_sql::render::cell_text;
-use apiary_sql::{Engine, Prepared, SessionOptions};
+use apiary_sql::{Engine, EngineOptions, Prepared, SessionOptions};
 use arrow::array::{Array, AsArray, RecordBatch};
 use arrow::datatypes::{DataType, Float32Type, Float64Type};
 use futures::StreamExt;
@@ -222,7 +221,7 @@ async fn run_file(path: &Path) -> Vec<String> {
     let dir = data.join("d");
     std::fs::create_dir_all(&dir).expect("data folder");
     let metastore = Arc::new(SqliteMetastore::open(&dir.join("metastore.db")).expect("metastore"));
-    let engine = Engine::open(BTreeMap::new(), metastore, &dir.join("warehouse"))
+    let engine = Engine::open(EngineOptions::new(&dir.join("warehouse")), metastore)
         .await
         .expect("engine");
     let mut session = engine

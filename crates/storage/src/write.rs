@@ -37,6 +37,8 @@ pub struct InsertSpec {
     /// The table folder Apiary owns (see [`crate::ownership`]): an OVERWRITE clears only
     /// target folders inside it, and is refused for any other target.
     pub owned_root: Option<PathBuf>,
+    /// The writing server's tag, part of the staging folder's name.
+    pub server_tag: String,
 }
 
 /// The file holding a staging directory's commit decision.
@@ -116,8 +118,19 @@ pub fn pending_commit(staging: &Path) -> Option<CommitManifest> {
     serde_json::from_slice(&text).ok()
 }
 
-/// A staging directory's name prefix; such directories are hidden from readers.
+/// A staging directory's name prefix; such directories are hidden from readers. The full
+/// name is `<prefix><server tag>-<id>`, so each server recovers only its own.
 pub const STAGING_PREFIX: &str = ".apiary-staging-";
+
+/// Whether a folder called `name` is a staging folder of the server tagged `tag`. A folder
+/// left by a version before tags (`<prefix><uuid>`) counts as every server's.
+pub fn is_own_staging(name: &str, tag: &str) -> bool {
+    let Some(rest) = name.strip_prefix(STAGING_PREFIX) else {
+        return false;
+    };
+    rest.strip_prefix(tag).is_some_and(|r| r.starts_with('-'))
+        || uuid::Uuid::try_parse(rest).is_ok_and(|_| rest.len() == 36)
+}
 
 /// Rows written and staged, with the decision to commit recorded; dropping it without
 /// [`StagedInsert::commit`] discards the staging directory.
@@ -451,7 +464,11 @@ pub async fn insert(
     let dynamic: Vec<usize> = (0..table.partition_keys.len())
         .filter(|i| spec.partition.get(*i).is_none_or(Option::is_none))
         .collect();
-    let staging = root.join(format!("{STAGING_PREFIX}{}", uuid::Uuid::new_v4()));
+    let staging = root.join(format!(
+        "{STAGING_PREFIX}{}-{}",
+        spec.server_tag,
+        uuid::Uuid::new_v4().simple()
+    ));
     std::fs::create_dir_all(&staging).map_err(|e| StorageError::io(&staging, e))?;
     // Removes the staging folder however the insert ends: done, failed, or dropped (cancel).
     let cleanup = StagingCleanup(staging.clone());
