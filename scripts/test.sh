@@ -49,6 +49,26 @@ if ! command -v mariadbd >/dev/null 2>&1 && [ ! -x /usr/sbin/mariadbd ]; then
   else sudo apt-get update -qq && sudo apt-get install -y -qq mariadb-server >/dev/null; fi
 fi
 
+echo "== fuzz targets (cargo fuzz, \${APIARY_FUZZ_SECONDS:-30} s each)"
+# cargo-fuzz builds with the sanitizer-coverage passes; on a stable toolchain RUSTC_BOOTSTRAP
+# lets it pass its -Z flags, and --sanitizer none needs no nightly runtime.
+command -v cargo-fuzz >/dev/null 2>&1 || cargo install cargo-fuzz --locked --version 0.13.2
+FUZZ_TARGET_DIR="$CACHE/fuzz-target"
+for target in thrift_decode framing hiveql; do
+  mkdir -p "$CACHE/fuzz-corpus/$target"
+  log="$CACHE/fuzz-$target.log"
+  if ! RUSTC_BOOTSTRAP=1 CARGO_TARGET_DIR="$FUZZ_TARGET_DIR" cargo fuzz run --dev --sanitizer none \
+      --fuzz-dir fuzz "$target" "$CACHE/fuzz-corpus/$target" "fuzz/corpus/$target" -- \
+      -max_total_time="${APIARY_FUZZ_SECONDS:-30}" -rss_limit_mb=4096 -max_len=65536 \
+      -print_final_stats=1 >"$log" 2>&1; then
+    tail -n 60 "$log"
+    echo "fuzz target $target failed (crash input under fuzz/artifacts/$target)"
+    exit 1
+  fi
+  grep -E "^stat::(number_of_executed_units|peak_rss_mb)" "$log" | tr '\n' ' '
+  echo "($target)"
+done
+
 echo "== client tests"
 export APIARY_NODE_MODULES="$NODE_CACHE/node_modules"
 export APIARY_BIN="$CARGO_TARGET_DIR/debug/apiary"

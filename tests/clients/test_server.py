@@ -58,16 +58,22 @@ def test_graceful_shutdown_on_sigterm():
 
 
 def test_connection_limit():
-    srv = Server("--hiveconf", "hive.server2.thrift.max.worker.threads=2")
+    # At the limit a new client waits for a slot (up to the login timeout) instead of being
+    # refused; clients that hold a slot without a session are closed after that long.
+    srv = Server("--hiveconf", "hive.server2.thrift.max.worker.threads=2",
+                 "--hiveconf", "hive.server2.thrift.login.timeout=2s")
     try:
-        held = [socket.create_connection(("127.0.0.1", srv.binary_port)) for _ in range(2)]
-        time.sleep(0.2)
+        busy = [clients.pyhive_none(srv) for _ in range(2)]
         extra = socket.create_connection(("127.0.0.1", srv.binary_port))
-        extra.settimeout(5)
-        assert extra.recv(10) == b""
-        assert "connection limit reached" in srv.server_log()
-        for s in held:
-            s.close()
+        extra.sendall(b"\x01")  # starts a SASL handshake and then says nothing
+        extra.settimeout(10)
+        # The extra connection waits for a slot, then the login timeout closes it.
+        try:
+            assert extra.recv(10) == b""
+        except ConnectionResetError:
+            pass  # closed with the byte it sent unread
+        assert "no connection slot freed within the login timeout" in srv.server_log()
+        busy[0].close()
         time.sleep(0.3)
         conn = clients.pyhive_none(srv)
         cur = conn.cursor()

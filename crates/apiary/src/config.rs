@@ -139,7 +139,7 @@ pub const KEYS: &[(&str, &str, &str)] = &[
     ),
     (
         "apiary.sql.max.nesting.depth",
-        "1000",
+        "2500",
         "deepest nesting of expressions and subqueries a statement may have (deeper ones are refused before planning)",
     ),
     (

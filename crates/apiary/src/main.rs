@@ -15,7 +15,7 @@ use clap::{Parser, Subcommand};
 use crate::config::{ServerConfig, KEYS};
 
 /// Stack size of the runtime's worker and blocking threads.
-const WORKER_STACK: usize = 16 << 20;
+const WORKER_STACK: usize = 64 << 20;
 
 #[derive(Parser)]
 #[command(

@@ -9,6 +9,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use apiary_gateway::{Client, Gateway, Handle};
+use apiary_protocol::sasl::{
+    handshake_frame, handshake_header, parse_plain, unframe, BAD as SASL_BAD,
+    COMPLETE as SASL_COMPLETE, ERROR as SASL_ERROR, OK as SASL_OK, START as SASL_START,
+};
 use apiary_protocol::MessageScanner;
 use bytes::BytesMut;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -19,11 +23,6 @@ use tokio_util::sync::CancellationToken;
 use crate::service::{handle_message, CallOutcome};
 use crate::{AuthMode, EndpointConfig};
 
-const SASL_START: u8 = 1;
-const SASL_OK: u8 = 2;
-const SASL_BAD: u8 = 3;
-const SASL_ERROR: u8 = 4;
-const SASL_COMPLETE: u8 = 5;
 /// Largest handshake payload accepted (mechanism name, PLAIN credentials).
 const MAX_HANDSHAKE_PAYLOAD: usize = 64 * 1024;
 /// Bytes read from a NOSASL stream at a time.
@@ -243,25 +242,6 @@ async fn serve_messages(
     }
 }
 
-/// Moves the payloads of the whole SASL frames at the front of `raw` into `buf`. A frame
-/// longer than `max` is refused from its length prefix, before anything is allocated for it.
-fn unframe(raw: &mut BytesMut, buf: &mut BytesMut, max: usize) -> Result<(), String> {
-    while raw.len() >= 4 {
-        let len = u32::from_be_bytes([raw[0], raw[1], raw[2], raw[3]]) as usize;
-        if len > max || buf.len() + len > max {
-            return Err(format!(
-                "frame length {len} exceeds the maximum message size of {max} bytes"
-            ));
-        }
-        if raw.len() < 4 + len {
-            break;
-        }
-        let _ = raw.split_to(4);
-        buf.extend_from_slice(&raw.split_to(len));
-    }
-    Ok(())
-}
-
 async fn write_message(
     stream: &mut TcpStream,
     mode: &Mode,
@@ -290,7 +270,7 @@ async fn read_sasl_frame(stream: &mut TcpStream) -> Result<(u8, Vec<u8>), String
         .read_exact(&mut head)
         .await
         .map_err(|e| format!("SASL handshake cut short: {e}"))?;
-    let len = u32::from_be_bytes([head[1], head[2], head[3], head[4]]) as usize;
+    let (status, len) = handshake_header(head);
     if len > MAX_HANDSHAKE_PAYLOAD {
         return Err(format!(
             "SASL frame of {len} bytes exceeds the handshake limit"
@@ -301,15 +281,11 @@ async fn read_sasl_frame(stream: &mut TcpStream) -> Result<(u8, Vec<u8>), String
         .read_exact(&mut payload)
         .await
         .map_err(|e| format!("SASL handshake cut short: {e}"))?;
-    Ok((head[0], payload))
+    Ok((status, payload))
 }
 
 async fn send_sasl(stream: &mut TcpStream, status: u8, payload: &[u8]) {
-    let mut out = Vec::with_capacity(payload.len() + 5);
-    out.push(status);
-    out.extend_from_slice(&u32::try_from(payload.len()).unwrap_or(0).to_be_bytes());
-    out.extend_from_slice(payload);
-    let _ = stream.write_all(&out).await;
+    let _ = stream.write_all(&handshake_frame(status, payload)).await;
 }
 
 /// Runs the server side of a SASL PLAIN handshake; returns the authenticated user.
@@ -332,20 +308,16 @@ async fn sasl_handshake(stream: &mut TcpStream) -> Result<String, String> {
             "SASL: expected the PLAIN response, got status {status}"
         ));
     }
-    let mut parts = response.split(|b| *b == 0);
-    let (_authzid, user, _password) = match (parts.next(), parts.next(), parts.next(), parts.next())
-    {
-        (Some(a), Some(u), Some(p), None) => (a, u, p),
-        _ => {
-            send_sasl(
-                stream,
-                SASL_ERROR,
-                b"Invalid PLAIN message: expected authzid NUL user NUL password",
-            )
-            .await;
-            return Err("SASL: malformed PLAIN response".into());
-        }
+    let Some(plain) = parse_plain(&response) else {
+        send_sasl(
+            stream,
+            SASL_ERROR,
+            b"Invalid PLAIN message: expected authzid NUL user NUL password",
+        )
+        .await;
+        return Err("SASL: malformed PLAIN response".into());
     };
+    let user = plain.user;
     let user = String::from_utf8_lossy(user).to_string();
     if user.is_empty() {
         send_sasl(
@@ -359,40 +331,4 @@ async fn sasl_handshake(stream: &mut TcpStream) -> Result<String, String> {
     // Authentication NONE: any user and password are accepted.
     send_sasl(stream, SASL_COMPLETE, b"").await;
     Ok(user)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn frame(payload: &[u8]) -> Vec<u8> {
-        let mut f = (payload.len() as u32).to_be_bytes().to_vec();
-        f.extend_from_slice(payload);
-        f
-    }
-
-    #[test]
-    fn unframe_takes_whole_frames_and_keeps_the_rest() {
-        let mut raw = BytesMut::new();
-        raw.extend_from_slice(&frame(b"abc"));
-        raw.extend_from_slice(&frame(b"defg"));
-        raw.extend_from_slice(&frame(b"hij")[..5]);
-        let mut buf = BytesMut::new();
-        unframe(&mut raw, &mut buf, 1024).expect("frames fit");
-        assert_eq!(&buf[..], b"abcdefg");
-        assert_eq!(&raw[..], &frame(b"hij")[..5]);
-        raw.extend_from_slice(&frame(b"hij")[5..]);
-        unframe(&mut raw, &mut buf, 1024).expect("frames fit");
-        assert_eq!(&buf[..], b"abcdefghij");
-        assert!(raw.is_empty());
-    }
-
-    #[test]
-    fn unframe_refuses_a_hostile_length_before_reading_it() {
-        let mut raw = BytesMut::from(&[0xff, 0xff, 0xff, 0xff, 1][..]);
-        let mut buf = BytesMut::new();
-        let err = unframe(&mut raw, &mut buf, 1 << 20).expect_err("4 GiB frame");
-        assert!(err.contains("exceeds the maximum message size"), "{err}");
-        assert!(buf.is_empty());
-    }
 }

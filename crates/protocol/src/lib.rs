@@ -8,6 +8,7 @@
 pub mod codec;
 pub mod error;
 pub mod message;
+pub mod sasl;
 pub mod scan;
 #[allow(missing_docs)] // fields and variants carry the IDL's names; see the module docs
 pub mod tcli;

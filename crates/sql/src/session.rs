@@ -34,7 +34,7 @@ pub const CATALOG: &str = "hive";
 pub const MAX_NESTING_KEY: &str = "apiary.sql.max.nesting.depth";
 /// Its default: deep enough for generated SQL (a chain of 1,000 ORs or additions), shallow
 /// enough that planning and evaluating it stays far inside a worker's 16 MiB stack.
-pub const DEFAULT_MAX_NESTING: usize = 1000;
+pub const DEFAULT_MAX_NESTING: usize = 2500;
 /// Operators a statement may hold per level of nesting allowed: a single chain of them is a
 /// tree that deep, and a bounded one is dropped and visited safely.
 const OPERATORS_PER_LEVEL: usize = 50;

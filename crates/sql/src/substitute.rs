@@ -59,12 +59,14 @@ pub fn substitute(
     }
     let mut current = text.to_string();
     for _ in 0..=depth {
-        let next =
+        let (next, resolved) =
             one_pass(&current, hivevar, hiveconf).ok_or_else(|| SubstituteError::TooLong {
                 max: MAX_LENGTH,
                 expr: excerpt(text),
             })?;
-        if next == current {
+        // As Hive: passes go on while a pass resolves any variable, even to the same text
+        // (`x=${x}` is too deep, not a fixed point).
+        if !resolved {
             return Ok(current);
         }
         current = next;
@@ -75,12 +77,14 @@ pub fn substitute(
     })
 }
 
-/// One pass over `text`; `None` once the result grows past [`MAX_LENGTH`].
+/// One pass over `text` and whether it resolved any variable; `None` once the result grows
+/// past [`MAX_LENGTH`].
 fn one_pass(
     text: &str,
     hivevar: &BTreeMap<String, String>,
     hiveconf: &BTreeMap<String, String>,
-) -> Option<String> {
+) -> Option<(String, bool)> {
+    let mut resolved = false;
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(start) = rest.find("${") {
@@ -88,11 +92,14 @@ fn one_pass(
         let after = &rest[start + 2..];
         let Some(end) = after.find('}') else {
             out.push_str(&rest[start..]);
-            return (out.len() <= MAX_LENGTH).then_some(out);
+            return (out.len() <= MAX_LENGTH).then_some((out, resolved));
         };
         let name = &after[..end];
         match resolve(name, hivevar, hiveconf) {
-            Some(v) => out.push_str(&v),
+            Some(v) => {
+                resolved = true;
+                out.push_str(&v)
+            }
             None => out.push_str(&rest[start..start + 3 + end]),
         }
         if out.len() > MAX_LENGTH {
@@ -101,7 +108,7 @@ fn one_pass(
         rest = &after[end + 1..];
     }
     out.push_str(rest);
-    (out.len() <= MAX_LENGTH).then_some(out)
+    (out.len() <= MAX_LENGTH).then_some((out, resolved))
 }
 
 fn resolve(
@@ -156,6 +163,13 @@ mod tests {
                 expr: "${x}".into()
             })
         );
+        let fixed: BTreeMap<_, _> = [("x".to_string(), "${x}".to_string())]
+            .into_iter()
+            .collect();
+        assert!(matches!(
+            substitute("${x}", &fixed, &conf, DEFAULT_DEPTH),
+            Err(SubstituteError::TooDeep { .. })
+        ));
         let doubling: BTreeMap<_, _> = [("x".to_string(), "${x}${x}".to_string())]
             .into_iter()
             .collect();

@@ -1,0 +1,76 @@
+"""The hostile-SQL corpus: statements built to exhaust or trick a SQL front end. Each must end
+in a result or an error; none may take the server down or touch a file outside the warehouse.
+Kept as code because several statements are megabytes long."""
+
+
+def corpus():
+    return [
+        # Deep and wide expressions.
+        "SELECT " + "+".join(["1"] * 1000),
+        "SELECT " + "(" * 3000 + "1" + ")" * 3000,
+        "SELECT " + "-" * 5000 + "1",
+        "SELECT " + " AND ".join(["true"] * 5000),
+        "SELECT CASE " + " ".join(f"WHEN {i} = 0 THEN {i}" for i in range(3000)) + " END",
+        "SELECT 1 FROM " + "(SELECT 1 AS a FROM " * 300 + "(SELECT 1 AS a) t" + ") t" * 300,
+        "SELECT 1 IN (" + ",".join(str(i) for i in range(100000)) + ")",
+        "SELECT concat(" + ",".join(["'a'"] * 20000) + ")",
+        "WITH " + ", ".join(f"c{i} AS (SELECT {i} AS x)" for i in range(2000)) + " SELECT 1",
+        "EXPLAIN " * 200 + "SELECT 1",
+        # Huge literals and results.
+        "SELECT length('" + "x" * (4 << 20) + "')",
+        "SELECT " + "9" * 100000,
+        "SELECT 1e999999, -1e999999, 1e-999999",
+        "SELECT CAST('" + "1" * 5000 + "' AS DECIMAL(38,0))",
+        "SELECT CAST('99999999999999999999999999999999999999999' AS BIGINT)",
+        "SELECT length(repeat('x', 100000000))",
+        "SELECT length(lpad('a', 100000000, 'b')), length(rpad('a', 100000000, 'b'))",
+        "SELECT length(repeat(repeat('x', 10000), 10000))",
+        "SELECT substr('abc', -2147483648, 2147483647)",
+        "SELECT 9223372036854775807 + 1, -9223372036854775808 - 1, 9223372036854775807 * 2",
+        "SELECT 1 / 0, 1 % 0, CAST(1 AS INT) DIV 0",
+        "SELECT cardinality(array_repeat(1, 10000000))",
+        "SELECT id FROM range(9223372036854775807) t(id) LIMIT 1",
+        # Pathological regular expressions and patterns.
+        "SELECT regexp_like(repeat('a', 5000), '(a+)+$')",
+        "SELECT regexp_replace(repeat('a', 100000), '(a|aa)*b', 'x')",
+        "SELECT regexp_like(repeat('a', 1000), '" + "(" * 500 + "a" + ")*" * 500 + "')",
+        "SELECT regexp_like('a', '" + "a{1000}" * 50 + "')",
+        "SELECT regexp_like('a', '((((')",
+        "SELECT 'x' LIKE '" + "%_" * 5000 + "'",
+        "SELECT repeat('ab', 50000) LIKE '" + "%a%b" * 1000 + "%c'",
+        # Names with / and ..
+        "CREATE TABLE `..` (a INT)",
+        "CREATE TABLE `../../etc` (a INT)",
+        "CREATE DATABASE `..`",
+        "CREATE DATABASE `/tmp`",
+        "CREATE TABLE `a\\\\b` (a INT)",
+        "CREATE TABLE hostile_p (a INT) PARTITIONED BY (`../k` STRING)",
+        "DROP TABLE IF EXISTS hostile_p",
+        "CREATE TABLE hostile_q (a INT) PARTITIONED BY (k STRING)",
+        "INSERT INTO hostile_q PARTITION (k='../../../../tmp/apiary-hostile') VALUES (1)",
+        "INSERT INTO hostile_q PARTITION (k='/') VALUES (1)",
+        "ALTER TABLE hostile_q ADD PARTITION (k='..')",
+        "ALTER TABLE hostile_q DROP PARTITION (k='..')",
+        "ALTER TABLE hostile_q RENAME TO `../hostile_r`",
+        "DROP TABLE `default`.`..`",
+        "USE `..`",
+        "DESCRIBE `../x`",
+        "SHOW TABLES IN `..`",
+        "DROP TABLE hostile_q",
+        # Recursive substitution.
+        "SET hivevar:r=${r}${r}",
+        "SELECT '${r}'",
+        "SET hivevar:s=${hivevar:s}",
+        "SELECT '${s}'",
+        "SET hiveconf:c=${hiveconf:c}x",
+        "SELECT '${hiveconf:c}'",
+        "SELECT '" + "${" * 10000 + "}'",
+        # Odd text.
+        "\x01\x02",
+        ";;;;",
+        "SELECT",
+        "SELECT 1 FROM",
+        "/* unterminated",
+        "SELECT 'unterminated",
+        "SELECT `unterminated",
+    ]
