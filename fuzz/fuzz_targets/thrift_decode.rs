@@ -18,7 +18,10 @@ fuzz_target!(|data: &[u8]| {
     let mut pieces = MessageScanner::new();
     let step = usize::from(step).max(1);
     let mut seen = None;
-    for end in (0..bytes.len()).step_by(step).chain(std::iter::once(bytes.len())) {
+    for end in (0..bytes.len())
+        .step_by(step)
+        .chain(std::iter::once(bytes.len()))
+    {
         match pieces.feed(&bytes[..end]) {
             Ok(Some(n)) => {
                 seen = Some(Ok(n));

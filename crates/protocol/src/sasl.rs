@@ -49,7 +49,11 @@ pub fn handshake_header(head: [u8; 5]) -> (u8, usize) {
 pub fn handshake_frame(status: u8, payload: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(payload.len() + 5);
     out.push(status);
-    out.extend_from_slice(&u32::try_from(payload.len()).unwrap_or(u32::MAX).to_be_bytes());
+    out.extend_from_slice(
+        &u32::try_from(payload.len())
+            .unwrap_or(u32::MAX)
+            .to_be_bytes(),
+    );
     out.extend_from_slice(payload);
     out
 }
@@ -112,7 +116,10 @@ mod tests {
     #[test]
     fn plain_needs_exactly_three_parts() {
         let p = parse_plain(b"\0alice\0secret").expect("three parts");
-        assert_eq!((p.authzid, p.user, p.password), (&b""[..], &b"alice"[..], &b"secret"[..]));
+        assert_eq!(
+            (p.authzid, p.user, p.password),
+            (&b""[..], &b"alice"[..], &b"secret"[..])
+        );
         assert!(parse_plain(b"alice\0secret").is_none());
         assert!(parse_plain(b"a\0b\0c\0d").is_none());
     }

@@ -847,11 +847,17 @@ impl SqlSession {
         if let Ok(dir) = write::local_dir(&location) {
             // Apiary owns the folder (and may later delete it) only if it makes it now.
             let token = ownership::new_token();
-            let claimed = ownership::claim(&dir, &token).map_err(|e| {
-                SqlError::Ddl(format!(
-                    "MetaException(message:cannot create {location}: {e})"
-                ))
-            })?;
+            let claimed = {
+                let (token, location) = (token.clone(), location.clone());
+                blocking(move || {
+                    ownership::claim(&dir, &token).map_err(|e| {
+                        SqlError::Ddl(format!(
+                            "MetaException(message:cannot create {location}: {e})"
+                        ))
+                    })
+                })
+                .await?
+            };
             if claimed {
                 table.data_token = Some(token);
             } else if table.table_type == TableType::Managed {
@@ -933,11 +939,15 @@ impl SqlSession {
                     let new_loc = self.default_location(&db, &n).await?;
                     let from = write::local_dir(table.sd.location.as_deref().unwrap_or(""))?;
                     let to_dir = write::local_dir(&new_loc)?;
-                    if from.exists() {
+                    blocking(move || {
+                        if !from.exists() {
+                            return Ok(());
+                        }
                         std::fs::rename(&from, &to_dir).map_err(|e| {
                             SqlError::Ddl(format!("Unable to rename {}: {e}", from.display()))
-                        })?;
-                    }
+                        })
+                    })
+                    .await?;
                     t.sd.location = Some(new_loc);
                 }
                 if let Err(e) = self
@@ -1349,7 +1359,14 @@ impl SqlSession {
             register_partitions(metastore.as_ref(), &table, &staged.manifest).await?;
             failpoint("insert.after_partitions").await?;
             let rows = staged.manifest.rows;
-            let files = staged.commit().map_err(move_task_error)?;
+            let files = match tokio::task::spawn_blocking(move || staged.commit()).await {
+                Ok(r) => r.map_err(move_task_error)?,
+                Err(e) => {
+                    return Err(SqlError::Execution(format!(
+                        "org.apache.hadoop.hive.ql.exec.MoveTask. file task failed: {e}"
+                    )))
+                }
+            };
             tracing::info!(table = %table.qualified_name(), rows, files, "insert committed");
             Ok(())
         })))

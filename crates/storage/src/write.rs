@@ -460,7 +460,6 @@ pub async fn insert(
         .map(column_field)
         .collect::<Result<Vec<_>, _>>()?;
     let data_schema: SchemaRef = Arc::new(Schema::new(data_fields));
-    let n_data = table.sd.columns.len();
     let dynamic: Vec<usize> = (0..table.partition_keys.len())
         .filter(|i| spec.partition.get(*i).is_none_or(Option::is_none))
         .collect();
@@ -469,60 +468,36 @@ pub async fn insert(
         spec.server_tag,
         uuid::Uuid::new_v4().simple()
     ));
-    std::fs::create_dir_all(&staging).map_err(|e| StorageError::io(&staging, e))?;
     // Removes the staging folder however the insert ends: done, failed, or dropped (cancel).
     let cleanup = StagingCleanup(staging.clone());
-    let result = async {
-        let mut writers: BTreeMap<Vec<String>, (PathBuf, FileWriter)> = BTreeMap::new();
-        let mut total = 0u64;
-        while let Some(batch) = rows.next().await {
-            let batch = batch.map_err(|e| StorageError::Write(e.to_string()))?;
-            if batch.num_columns() != n_data + dynamic.len() {
-                return Err(StorageError::Write(format!(
-                    "expected {} columns, got {}",
-                    n_data + dynamic.len(),
-                    batch.num_columns()
-                )));
-            }
-            total += batch.num_rows() as u64;
-            let data = cast_columns(&batch, &data_schema)?;
-            for (values, indices) in group_rows(&batch, table, spec, &dynamic, n_data)? {
-                let part = if indices.len() == batch.num_rows() {
-                    data.clone()
-                } else {
-                    take_rows(&data, &indices)?
-                };
-                if !writers.contains_key(&values) {
-                    let name = format!(
-                        "part-{}-00000{}",
-                        uuid::Uuid::new_v4().simple(),
-                        format.extension()
-                    );
-                    let dir = staging.join(writers.len().to_string());
-                    std::fs::create_dir_all(&dir).map_err(|e| StorageError::io(&dir, e))?;
-                    let path = dir.join(name);
-                    let w = FileWriter::open(format, table, &path, &data_schema)?;
-                    writers.insert(values.clone(), (path, w));
-                }
-                if let Some((_, w)) = writers.get_mut(&values) {
-                    w.write(&part)?;
+    // The files are written, finished and synced on a blocking thread fed through a small
+    // channel, so no async worker waits on the disk.
+    let (tx, rx) = tokio::sync::mpsc::channel::<RecordBatch>(2);
+    let job = {
+        let (table, spec, staging) = (table.clone(), spec.clone(), staging.clone());
+        tokio::task::spawn_blocking(move || {
+            write_staged(&table, &spec, &staging, format, &data_schema, &dynamic, rx)
+        })
+    };
+    let mut fed = Ok(());
+    while let Some(batch) = rows.next().await {
+        match batch {
+            Ok(b) => {
+                if tx.send(b).await.is_err() {
+                    break; // the writer stopped; its error is reported below
                 }
             }
+            Err(e) => {
+                fed = Err(StorageError::Write(e.to_string()));
+                break;
+            }
         }
-        // Static partitions (or an unpartitioned table) are written even with no rows, so
-        // INSERT OVERWRITE of nothing empties them.
-        if dynamic.is_empty() && writers.is_empty() && spec.overwrite {
-            let values: Vec<String> = spec.partition.iter().flatten().cloned().collect();
-            return Ok((total, vec![(values, None)]));
-        }
-        let mut staged = Vec::new();
-        for (values, (path, w)) in writers {
-            w.finish()?;
-            staged.push((values, Some(path)));
-        }
-        Ok((total, staged))
     }
-    .await;
+    drop(tx);
+    let result = job
+        .await
+        .map_err(|e| StorageError::Write(format!("the writer thread failed: {e}")))?;
+    fed?;
     let (rows, staged) = result?;
     let mut targets = Vec::new();
     for (values, file) in staged {
@@ -557,11 +532,82 @@ pub async fn insert(
         rows,
         targets,
     };
-    write_durably(&staging, MANIFEST, &manifest)?;
+    let manifest = {
+        let staging = staging.clone();
+        tokio::task::spawn_blocking(move || {
+            write_durably(&staging, MANIFEST, &manifest).map(|()| manifest)
+        })
+        .await
+        .map_err(|e| StorageError::Write(format!("the writer thread failed: {e}")))??
+    };
     Ok(StagedInsert {
         manifest,
         _cleanup: cleanup,
     })
+}
+
+/// The blocking half of [`insert`]: writes the batches `rx` delivers into files under
+/// `staging`, one per partition, and finishes them. Returns the rows written and the files by
+/// partition values.
+#[allow(clippy::type_complexity)]
+fn write_staged(
+    table: &Table,
+    spec: &InsertSpec,
+    staging: &Path,
+    format: NativeFormat,
+    data_schema: &SchemaRef,
+    dynamic: &[usize],
+    mut rx: tokio::sync::mpsc::Receiver<RecordBatch>,
+) -> Result<(u64, Vec<(Vec<String>, Option<PathBuf>)>), StorageError> {
+    std::fs::create_dir_all(staging).map_err(|e| StorageError::io(staging, e))?;
+    let n_data = table.sd.columns.len();
+    let mut writers: BTreeMap<Vec<String>, (PathBuf, FileWriter)> = BTreeMap::new();
+    let mut total = 0u64;
+    while let Some(batch) = rx.blocking_recv() {
+        if batch.num_columns() != n_data + dynamic.len() {
+            return Err(StorageError::Write(format!(
+                "expected {} columns, got {}",
+                n_data + dynamic.len(),
+                batch.num_columns()
+            )));
+        }
+        total += batch.num_rows() as u64;
+        let data = cast_columns(&batch, data_schema)?;
+        for (values, indices) in group_rows(&batch, table, spec, dynamic, n_data)? {
+            let part = if indices.len() == batch.num_rows() {
+                data.clone()
+            } else {
+                take_rows(&data, &indices)?
+            };
+            if !writers.contains_key(&values) {
+                let name = format!(
+                    "part-{}-00000{}",
+                    uuid::Uuid::new_v4().simple(),
+                    format.extension()
+                );
+                let dir = staging.join(writers.len().to_string());
+                std::fs::create_dir_all(&dir).map_err(|e| StorageError::io(&dir, e))?;
+                let path = dir.join(name);
+                let w = FileWriter::open(format, table, &path, data_schema)?;
+                writers.insert(values.clone(), (path, w));
+            }
+            if let Some((_, w)) = writers.get_mut(&values) {
+                w.write(&part)?;
+            }
+        }
+    }
+    // Static partitions (or an unpartitioned table) are written even with no rows, so
+    // INSERT OVERWRITE of nothing empties them.
+    if dynamic.is_empty() && writers.is_empty() && spec.overwrite {
+        let values: Vec<String> = spec.partition.iter().flatten().cloned().collect();
+        return Ok((total, vec![(values, None)]));
+    }
+    let mut staged = Vec::new();
+    for (values, (path, w)) in writers {
+        w.finish()?;
+        staged.push((values, Some(path)));
+    }
+    Ok((total, staged))
 }
 
 /// Writes `value` as JSON to `dir/name` so that, once this returns, a crash leaves either no
