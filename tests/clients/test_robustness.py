@@ -433,8 +433,8 @@ def test_a_query_bigger_than_the_memory_pool_spills_or_fails_cleanly():
 
         t = threading.Thread(target=sample)
         t.start()
-        # 40M distinct keys: the hash table alone wants several GB without a pool.
-        n = 40_000_000
+        # 80M distinct keys: about 3.4 GB without a pool (50M took 2.1 GB when measured).
+        n = 80_000_000
         try:
             cur.execute(f"SELECT count(*), sum(c) FROM (SELECT (id * 7919) % {n} AS k, count(*) AS c "
                         f"FROM range({n}) t(id) GROUP BY 1) g")
