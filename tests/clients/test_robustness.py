@@ -371,6 +371,13 @@ def test_silent_logged_in_connections_do_not_starve_new_clients():
             h.settimeout(5)
             assert h.recv(10) == b""
         assert "no session opened and silent" in s.server_log()
+        # Over HTTP, a connection silent before or between requests is closed just as soon.
+        h = socket.create_connection(("127.0.0.1", s.http_port), timeout=10)
+        h.sendall(b"POST /cliservice HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n")
+        assert h.recv(65536).startswith(b"HTTP/1.1")
+        start = time.time()
+        assert h.recv(100) == b""
+        assert time.time() - start < 8
     finally:
         s.stop()
 

@@ -10,6 +10,8 @@ use std::sync::Arc;
 use apiary_endpoint::Endpoints;
 use apiary_gateway::Gateway;
 use apiary_sql::Engine;
+use std::io::Write as _;
+
 use clap::{Parser, Subcommand};
 
 use crate::config::{ServerConfig, KEYS};
@@ -34,6 +36,9 @@ enum Command {
     Serve(ServeArgs),
     /// List every configuration key with its default and meaning.
     Keys,
+    /// Print the TCLIService wire contract this build speaks: one line per struct field
+    /// (`field STRUCT ID NAME TYPE required|optional`) and enum constant (`value ENUM NAME N`).
+    WireSpec,
 }
 
 #[derive(clap::Args)]
@@ -62,8 +67,40 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Command::Keys => {
+            let mut out = std::io::stdout().lock();
             for (k, d, help) in KEYS {
-                println!("{k} (default {d}): {help}");
+                // A closed pipe (`apiary keys | head`) ends the listing quietly.
+                if writeln!(out, "{k} (default {d}): {help}").is_err() {
+                    break;
+                }
+            }
+            ExitCode::SUCCESS
+        }
+        Command::WireSpec => {
+            let mut lines = Vec::new();
+            for t in apiary_protocol::tcli::wire_spec() {
+                match t {
+                    apiary_protocol::tcli::WireType::Struct(name, fields) => {
+                        for f in fields {
+                            let req = if f.required { "required" } else { "optional" };
+                            lines.push(format!(
+                                "field {name} {} {} {} {req}",
+                                f.id, f.name, f.ttype
+                            ));
+                        }
+                    }
+                    apiary_protocol::tcli::WireType::Enum(name, values) => {
+                        for (v, n) in values {
+                            lines.push(format!("value {name} {v} {n}"));
+                        }
+                    }
+                }
+            }
+            let mut out = std::io::stdout().lock();
+            for line in lines {
+                if writeln!(out, "{line}").is_err() {
+                    break;
+                }
             }
             ExitCode::SUCCESS
         }

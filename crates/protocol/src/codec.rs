@@ -411,6 +411,20 @@ impl<'a> Decoder<'a> {
     }
 }
 
+/// One field of a struct or union as it travels: id, name (the IDL's, in snake case for
+/// structs), wire type, and whether the IDL marks it required.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FieldSpec {
+    /// Field id.
+    pub id: i16,
+    /// Field name.
+    pub name: &'static str,
+    /// Wire type code ([`ttype`]).
+    pub ttype: u8,
+    /// Required in the IDL.
+    pub required: bool,
+}
+
 /// The least number of bytes one value of wire type `t` occupies.
 fn min_size(t: u8) -> usize {
     match t {
@@ -558,6 +572,10 @@ macro_rules! thrift_enum {
         impl $name {
             $($(#[$vm])* pub const $variant: $name = $name($value);)*
 
+            /// Every constant's name and value, for conformance tests against other
+            /// implementations of the contract.
+            pub const WIRE_VALUES: &'static [(&'static str, i32)] = &[$((stringify!($variant), $value),)*];
+
             /// The constant's name, or `None` for a value this build does not know.
             pub fn name(self) -> Option<&'static str> {
                 match self.0 {
@@ -590,6 +608,16 @@ macro_rules! thrift_struct {
             $($(#[$fm])* pub $field: $crate::thrift_struct!(@ty $req $ty),)*
         }
 
+        impl $name {
+            /// The struct's fields on the wire, for conformance tests.
+            pub const WIRE_FIELDS: &'static [$crate::codec::FieldSpec] = &[$($crate::codec::FieldSpec {
+                id: $id,
+                name: stringify!($field),
+                ttype: <$ty as $crate::codec::ThriftValue>::TTYPE,
+                required: $crate::thrift_struct!(@required $req),
+            },)*];
+        }
+
         impl $crate::codec::ThriftValue for $name {
             const TTYPE: u8 = $crate::codec::ttype::STRUCT;
 
@@ -616,6 +644,8 @@ macro_rules! thrift_struct {
             }
         }
     };
+    (@required required) => { true };
+    (@required optional) => { false };
     (@ty required $ty:ty) => { $ty };
     (@ty optional $ty:ty) => { Option<$ty> };
     (@write required $v:expr, $ty:ty, $id:literal, $e:ident) => {{
@@ -654,6 +684,16 @@ macro_rules! thrift_union {
         #[derive(Debug, Clone, PartialEq)]
         pub enum $name {
             $($(#[$fm])* $variant($ty),)*
+        }
+
+        impl $name {
+            /// The union's fields on the wire, for conformance tests.
+            pub const WIRE_FIELDS: &'static [$crate::codec::FieldSpec] = &[$($crate::codec::FieldSpec {
+                id: $id,
+                name: stringify!($variant),
+                ttype: <$ty as $crate::codec::ThriftValue>::TTYPE,
+                required: false,
+            },)*];
         }
 
         impl $crate::codec::ThriftValue for $name {
