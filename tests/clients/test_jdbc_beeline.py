@@ -76,3 +76,15 @@ def test_beeline_error_and_log(server):
     assert r.returncode == 0
     # beeline shows the operation log it fetched with fetchType=1.
     assert "Compiling command" in r.stderr + r.stdout
+
+
+@pytest.mark.parametrize("mode", ["binary-sasl", "http"])
+def test_beeline_draws_progress_of_a_slow_query(server, mode):
+    # Beeline polls GetOperationStatus with progress updates while a query runs and draws
+    # them with Hive's nine-column vertex table; other shapes make it fail.
+    url = urls(server)[mode]
+    r = beeline(url, "--outputformat=csv2", "-e",
+                "SELECT count(*) AS n FROM range(150000000) t(id) WHERE id % 7 = 1")
+    assert r.returncode == 0, r.stdout + r.stderr[-3000:]
+    assert "21428572" in r.stdout, r.stdout
+    assert "MissingFormatArgumentException" not in r.stdout + r.stderr

@@ -538,3 +538,22 @@ def test_hostile_sql_corpus(srv):
     assert not os.path.exists(outside)
     assert not os.path.exists(os.path.join(data_dir(srv), "hostile_r"))
     still_serves(srv)
+
+
+def test_a_cancelled_insert_leaves_no_staging_folder(srv):
+    cur = cursor(srv)
+    cur.execute("CREATE TABLE cancelled_ins (a BIGINT)")
+    for delay in (0.0, 0.05, 0.3):
+        cur.execute("INSERT INTO cancelled_ins SELECT id FROM range(50000000) t(id)", async_=True)
+        time.sleep(delay)
+        cur.cancel()
+        cur.close()
+        cur = cursor(srv)
+    table = os.path.join(warehouse(srv), "cancelled_ins")
+    deadline = time.time() + 30
+    while time.time() < deadline and any(n.startswith(".apiary-staging-") for n in os.listdir(table)):
+        time.sleep(0.2)
+    assert not [n for n in os.listdir(table) if n.startswith(".apiary-staging-")]
+    cur.execute("SELECT count(*) FROM cancelled_ins")
+    assert cur.fetchall()[0][0] in (0, 50000000)
+    cur.execute("DROP TABLE cancelled_ins")

@@ -58,7 +58,7 @@ def test_graceful_shutdown_on_sigterm():
 
 
 def test_connection_limit():
-    # At the limit a new client waits for a slot (up to the login timeout) instead of being
+    # At the limit a new client waits for a slot (up to twice the login timeout) instead of being
     # refused; clients that hold a slot without a session are closed after that long.
     srv = Server("--hiveconf", "hive.server2.thrift.max.worker.threads=2",
                  "--hiveconf", "hive.server2.thrift.login.timeout=2s")

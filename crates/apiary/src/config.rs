@@ -64,7 +64,7 @@ pub const KEYS: &[(&str, &str, &str)] = &[
     (
         "hive.server2.thrift.login.timeout",
         "20s",
-        "time a client has for its first bytes and SASL handshake; also how long a connection holding no session may stay silent, and how long a new client waits for a free connection slot",
+        "time a client has for its first bytes and SASL handshake; also how long a connection may go without holding a session, and half of how long a new client waits for a free connection slot",
     ),
     (
         "hive.server2.thrift.resultset.default.fetch.size",

@@ -6,7 +6,7 @@
 
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use apiary_gateway::{Client, Gateway, Handle};
 use apiary_protocol::sasl::{
@@ -51,8 +51,9 @@ pub async fn serve(
                 continue;
             }
         };
-        // At the limit, the new client waits (up to the login timeout) for a slot: connections
-        // that hold no session are closed after that long, so a slot frees up.
+        // At the limit, the new client waits (up to twice the login timeout) for a slot:
+        // connections that hold no session are closed after one login timeout, so a slot held
+        // by one frees up within the wait.
         let Some(permit) = wait_for_slot(&limit, &config, &shutdown).await else {
             tracing::warn!(%peer, limit = config.max_connections, "closing connection: no connection slot freed within the login timeout");
             drop(stream);
@@ -70,7 +71,7 @@ pub async fn serve(
     let _ = tokio::time::timeout(config.shutdown_grace, tasks.wait()).await;
 }
 
-/// A connection slot, waiting up to the login timeout for one when all are taken.
+/// A connection slot, waiting up to twice the login timeout for one when all are taken.
 pub(crate) async fn wait_for_slot(
     limit: &Arc<Semaphore>,
     config: &EndpointConfig,
@@ -81,7 +82,7 @@ pub(crate) async fn wait_for_slot(
     }
     tokio::select! {
         _ = shutdown.cancelled() => None,
-        r = tokio::time::timeout(config.handshake_timeout, limit.clone().acquire_owned()) => r.ok()?.ok(),
+        r = tokio::time::timeout(config.handshake_timeout * 2, limit.clone().acquire_owned()) => r.ok()?.ok(),
     }
 }
 
@@ -158,6 +159,7 @@ async fn serve_messages(
     let mut buf = BytesMut::new();
     let mut out: Vec<u8> = Vec::new();
     let mut scanner = MessageScanner::new();
+    let mut sessionless_since: Option<Instant> = None;
     loop {
         match mode {
             Mode::Raw => {
@@ -212,12 +214,17 @@ async fn serve_messages(
         if raw.capacity() - raw.len() < READ_CHUNK / 4 {
             raw.reserve(READ_CHUNK);
         }
-        // A connection that holds no session gets the login timeout to say something (Hive
-        // gives a logged-in but silent client no more), one with sessions the idle timeout.
-        let idle = if opened.is_empty() {
-            cfg.handshake_timeout
+        // A connection that holds no session gets the login timeout, counted once from when
+        // it last held none (its start, or its last CloseSession), to open one; calls that
+        // open nothing do not extend it. One with sessions gets the idle timeout per read.
+        if opened.is_empty() {
+            sessionless_since.get_or_insert_with(Instant::now);
         } else {
-            cfg.idle_timeout
+            sessionless_since = None;
+        }
+        let idle = match sessionless_since {
+            Some(since) => cfg.handshake_timeout.saturating_sub(since.elapsed()),
+            None => cfg.idle_timeout,
         };
         let read = tokio::select! {
             _ = shutdown.cancelled() => return "server shutting down".into(),
@@ -225,7 +232,10 @@ async fn serve_messages(
         };
         match read {
             Err(_) if opened.is_empty() => {
-                return format!("no session opened and silent for {} s", idle.as_secs())
+                return format!(
+                "no session opened within the login timeout ({} s); no session opened and silent",
+                cfg.handshake_timeout.as_secs()
+            )
             }
             Err(_) => return format!("idle for {} s", idle.as_secs()),
             Ok(Err(e)) => return format!("read failed: {e}"),

@@ -541,12 +541,55 @@ fn operation_status(gw: &Gateway, req: &TGetOperationStatusReq) -> TGetOperation
     let progress = req.get_progress_update.unwrap_or(false).then(|| {
         let done = st.complete || st.state.is_terminal() && st.state != OperationState::Finished;
         TProgressUpdateResp {
-            header_names: vec!["STAGE".into(), "STATUS".into(), "ROWS".into()],
-            rows: vec![vec![
-                "Stage-1".into(),
-                format!("{:?}", st.state).to_uppercase(),
-                st.rows_produced.to_string(),
-            ]],
+            // Beeline's in-place progress bar formats exactly these nine columns (Hive's
+            // vertex table); fewer make it fail with a MissingFormatArgumentException.
+            header_names: [
+                "VERTICES",
+                "MODE",
+                "STATUS",
+                "TOTAL",
+                "COMPLETED",
+                "RUNNING",
+                "PENDING",
+                "FAILED",
+                "KILLED",
+            ]
+            .iter()
+            .map(|h| h.to_string())
+            .collect(),
+            rows: vec![{
+                let failed = matches!(st.state, OperationState::Error | OperationState::TimedOut);
+                let killed = st.state == OperationState::Canceled;
+                let (status, completed, running, pending) = if done {
+                    (
+                        if failed {
+                            "FAILED"
+                        } else if killed {
+                            "KILLED"
+                        } else {
+                            "SUCCEEDED"
+                        },
+                        "1",
+                        "0",
+                        "0",
+                    )
+                } else if st.state == OperationState::Pending {
+                    ("INITED", "0", "0", "1")
+                } else {
+                    ("RUNNING", "0", "1", "0")
+                };
+                vec![
+                    "Stage-1".into(),
+                    "datafusion".into(),
+                    status.into(),
+                    "1".into(),
+                    completed.into(),
+                    running.into(),
+                    pending.into(),
+                    if failed { "1" } else { "0" }.into(),
+                    if killed { "1" } else { "0" }.into(),
+                ]
+            }],
             progressed_percentage: if done { 1.0 } else { 0.0 },
             status: if done {
                 TJobExecutionStatus::COMPLETE

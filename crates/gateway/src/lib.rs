@@ -177,7 +177,6 @@ impl Gateway {
         client_protocol: i32,
         conf: &BTreeMap<String, String>,
     ) -> Result<OpenedSession, GatewayError> {
-        self.check_session_limits(client)?;
         let user = client.user.as_str();
         let mut opts = SessionOptions {
             user: user.to_string(),
@@ -210,9 +209,12 @@ impl Gateway {
             last_access: Mutex::new(Instant::now()),
             client_info: Mutex::new(BTreeMap::new()),
         });
-        self.sessions
-            .lock()
-            .insert(session.handle.guid, session.clone());
+        {
+            // Checked and inserted under one lock, so racing OpenSessions cannot pass a quota.
+            let mut sessions = self.sessions.lock();
+            check_session_limits(&self.config, &sessions, client)?;
+            sessions.insert(session.handle.guid, session.clone());
+        }
         let mut configuration = BTreeMap::new();
         configuration.insert(
             "hive.server2.thrift.resultset.default.fetch.size".to_string(),
@@ -227,47 +229,6 @@ impl Gateway {
             session,
             configuration,
         })
-    }
-
-    /// Refuses a session past the global cap or the per-user and per-address quotas, with
-    /// Hive's texts for the latter.
-    fn check_session_limits(&self, client: &Client) -> Result<(), GatewayError> {
-        let sessions = self.sessions.lock();
-        if sessions.len() >= self.config.max_sessions {
-            return Err(GatewayError::Busy(format!(
-                "Too many open sessions ({}); close some and retry",
-                self.config.max_sessions
-            )));
-        }
-        let (mut by_user, mut by_address, mut by_both) = (0, 0, 0);
-        for s in sessions.values() {
-            let same_user = s.user == client.user;
-            let same_address = client.address.is_some() && s.address == client.address;
-            by_user += usize::from(same_user);
-            by_address += usize::from(same_address);
-            by_both += usize::from(same_user && same_address);
-        }
-        let address = client.address.map(|a| a.to_string()).unwrap_or_default();
-        let limits = &self.config;
-        if limits.sessions_per_user > 0 && by_user >= limits.sessions_per_user {
-            return Err(GatewayError::Busy(format!(
-                "Connection limit per user reached (user: {} limit: {})",
-                client.user, limits.sessions_per_user
-            )));
-        }
-        if limits.sessions_per_address > 0 && by_address >= limits.sessions_per_address {
-            return Err(GatewayError::Busy(format!(
-                "Connection limit per ipaddress reached (ipaddress: {address} limit: {})",
-                limits.sessions_per_address
-            )));
-        }
-        if limits.sessions_per_user_address > 0 && by_both >= limits.sessions_per_user_address {
-            return Err(GatewayError::Busy(format!(
-                "Connection limit per user:ipaddress reached (user:ipaddress: {}:{address} limit: {})",
-                client.user, limits.sessions_per_user_address
-            )));
-        }
-        Ok(())
     }
 
     /// Looks up a session by handle.
@@ -322,8 +283,9 @@ impl Gateway {
         query_timeout_secs: i64,
     ) -> Result<Arc<Operation>, GatewayError> {
         let session = self.session(handle)?;
-        self.check_operation_cap(&session)?;
+        // Statements of one session are prepared one at a time, so the cap holds.
         let mut sql = session.sql.lock().await;
+        self.check_operation_cap(&session)?;
         let timeout = effective_timeout(query_timeout_secs, conf_overlay, &sql);
         let prepared = sql.prepare(statement).await;
         let ctx = sql.context().clone();
@@ -354,7 +316,10 @@ impl Gateway {
             schema,
             source,
             timeout,
-            Some(session.result_budget.clone()),
+            Some((
+                session.result_budget.clone(),
+                kib(self.config.result_buffer_bytes),
+            )),
         );
         op.log(
             "INFO",
@@ -505,6 +470,49 @@ impl Gateway {
             let _ = self.close_session(&h);
         }
     }
+}
+
+/// Refuses a session past the global cap or the per-user and per-address quotas, with
+/// Hive's texts for the latter.
+fn check_session_limits(
+    limits: &GatewayConfig,
+    sessions: &HashMap<[u8; 16], Arc<Session>>,
+    client: &Client,
+) -> Result<(), GatewayError> {
+    if sessions.len() >= limits.max_sessions {
+        return Err(GatewayError::Busy(format!(
+            "Too many open sessions ({}); close some and retry",
+            limits.max_sessions
+        )));
+    }
+    let (mut by_user, mut by_address, mut by_both) = (0, 0, 0);
+    for s in sessions.values() {
+        let same_user = s.user == client.user;
+        let same_address = client.address.is_some() && s.address == client.address;
+        by_user += usize::from(same_user);
+        by_address += usize::from(same_address);
+        by_both += usize::from(same_user && same_address);
+    }
+    let address = client.address.map(|a| a.to_string()).unwrap_or_default();
+    if limits.sessions_per_user > 0 && by_user >= limits.sessions_per_user {
+        return Err(GatewayError::Busy(format!(
+            "Connection limit per user reached (user: {} limit: {})",
+            client.user, limits.sessions_per_user
+        )));
+    }
+    if limits.sessions_per_address > 0 && by_address >= limits.sessions_per_address {
+        return Err(GatewayError::Busy(format!(
+            "Connection limit per ipaddress reached (ipaddress: {address} limit: {})",
+            limits.sessions_per_address
+        )));
+    }
+    if limits.sessions_per_user_address > 0 && by_both >= limits.sessions_per_user_address {
+        return Err(GatewayError::Busy(format!(
+            "Connection limit per user:ipaddress reached (user:ipaddress: {}:{address} limit: {})",
+            client.user, limits.sessions_per_user_address
+        )));
+    }
+    Ok(())
 }
 
 /// Bytes as KiB permits of a result budget (at least one, at most what a semaphore holds).

@@ -233,7 +233,7 @@ pub struct Operation {
     source: ResultSource,
     timeout: Option<Duration>,
     /// The session's budget of buffered result KiB; each batch in the channel holds its share.
-    result_budget: Option<Arc<Semaphore>>,
+    result_budget: Option<(Arc<Semaphore>, usize)>,
     /// Signalled whenever a fetch takes a batch from the channel.
     drained: Notify,
     started_ms: i64,
@@ -271,7 +271,7 @@ impl Operation {
         schema: Option<SchemaRef>,
         source: ResultSource,
         timeout: Option<Duration>,
-        result_budget: Option<Arc<Semaphore>>,
+        result_budget: Option<(Arc<Semaphore>, usize)>,
     ) -> Arc<Self> {
         let handle = Handle::random();
         let query_id = format!(
@@ -444,6 +444,8 @@ impl Operation {
         };
         self.log("ERROR", err.message());
         self.transition(state, Some(OperationError::from(err)));
+        // Nothing can be fetched from a failed operation: its buffer goes now.
+        self.drop_buffered();
     }
 
     /// Starts producing results in the background.
@@ -657,8 +659,9 @@ impl Operation {
         tx: &mpsc::Sender<Result<Buffered, GatewayError>>,
         batch: &RecordBatch,
     ) -> Option<OwnedSemaphorePermit> {
-        let budget = self.result_budget.as_ref()?;
-        let want = crate::kib(batch.get_array_memory_size());
+        let (budget, total) = self.result_budget.as_ref()?;
+        // A batch bigger than the whole budget takes all of it, not a wait that never ends.
+        let want = crate::kib(batch.get_array_memory_size()).min(*total);
         let want = u32::try_from(want).unwrap_or(u32::MAX);
         loop {
             let drained = self.drained.notified();
@@ -710,8 +713,19 @@ impl Operation {
                 if self.transition(OperationState::Canceled, None) {
                     self.log("INFO", "Query was cancelled");
                 }
+                self.drop_buffered();
                 Ok(())
             }
+        }
+    }
+
+    /// Drops the batches buffered for fetching (and their share of the session's result
+    /// budget), once no fetch can take them any more. A fetch in progress keeps the buffer;
+    /// closing the operation frees it then.
+    fn drop_buffered(&self) {
+        if let Ok(mut reader) = self.reader.try_lock() {
+            reader.rx = None;
+            reader.pending = None;
         }
     }
 

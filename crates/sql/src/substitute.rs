@@ -12,6 +12,10 @@ pub const DEFAULT_DEPTH: usize = 40;
 /// grow until the process runs out of memory.
 pub const MAX_LENGTH: usize = 16 << 20;
 
+/// The most passes a session may ask for with `hive.variable.substitute.depth`: each pass may
+/// copy up to [`MAX_LENGTH`] bytes, so the work of one statement stays bounded.
+pub const MAX_DEPTH: usize = 1000;
+
 /// Why substitution was refused.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum SubstituteError {
@@ -57,6 +61,7 @@ pub fn substitute(
     if !text.contains("${") {
         return Ok(text.to_string());
     }
+    let depth = depth.min(MAX_DEPTH);
     let mut current = text.to_string();
     for _ in 0..=depth {
         let (next, resolved) =

@@ -468,36 +468,22 @@ pub async fn insert(
         spec.server_tag,
         uuid::Uuid::new_v4().simple()
     ));
-    // Removes the staging folder however the insert ends: done, failed, or dropped (cancel).
-    let cleanup = StagingCleanup(staging.clone());
-    // The files are written, finished and synced on a blocking thread fed through a small
-    // channel, so no async worker waits on the disk.
-    let (tx, rx) = tokio::sync::mpsc::channel::<RecordBatch>(2);
-    let job = {
+    // The files are written, finished and synced on blocking threads, one short job per
+    // batch, so no async worker waits on the disk and no blocking thread waits on the query.
+    // The writer owns the staging folder's cleanup: if the INSERT is dropped (cancel,
+    // timeout) while a job runs, the job finishes and the folder goes with the writer.
+    let mut writer = {
         let (table, spec, staging) = (table.clone(), spec.clone(), staging.clone());
-        tokio::task::spawn_blocking(move || {
-            write_staged(&table, &spec, &staging, format, &data_schema, &dynamic, rx)
+        on_blocking(move || {
+            StagedWriter::create(table, spec, staging, format, data_schema, dynamic)
         })
+        .await?
     };
-    let mut fed = Ok(());
     while let Some(batch) = rows.next().await {
-        match batch {
-            Ok(b) => {
-                if tx.send(b).await.is_err() {
-                    break; // the writer stopped; its error is reported below
-                }
-            }
-            Err(e) => {
-                fed = Err(StorageError::Write(e.to_string()));
-                break;
-            }
-        }
+        let batch = batch.map_err(|e| StorageError::Write(e.to_string()))?;
+        writer = on_blocking(move || writer.write(&batch).map(|()| writer)).await?;
     }
-    drop(tx);
-    let result = job
-        .await
-        .map_err(|e| StorageError::Write(format!("the writer thread failed: {e}")))?;
-    fed?;
+    let (result, cleanup) = on_blocking(move || Ok(writer.finish())).await?;
     let (rows, staged) = result?;
     let mut targets = Vec::new();
     for (values, file) in staged {
@@ -532,13 +518,13 @@ pub async fn insert(
         rows,
         targets,
     };
-    let manifest = {
+    let (manifest, cleanup) = {
         let staging = staging.clone();
-        tokio::task::spawn_blocking(move || {
-            write_durably(&staging, MANIFEST, &manifest).map(|()| manifest)
+        on_blocking(move || {
+            // A failure here drops the cleanup guard with the closure: the folder goes.
+            write_durably(&staging, MANIFEST, &manifest).map(|()| (manifest, cleanup))
         })
-        .await
-        .map_err(|e| StorageError::Write(format!("the writer thread failed: {e}")))??
+        .await?
     };
     Ok(StagedInsert {
         manifest,
@@ -546,68 +532,118 @@ pub async fn insert(
     })
 }
 
-/// The blocking half of [`insert`]: writes the batches `rx` delivers into files under
-/// `staging`, one per partition, and finishes them. Returns the rows written and the files by
-/// partition values.
-#[allow(clippy::type_complexity)]
-fn write_staged(
-    table: &Table,
-    spec: &InsertSpec,
-    staging: &Path,
+/// Runs file work on a blocking thread.
+async fn on_blocking<T: Send + 'static>(
+    f: impl FnOnce() -> Result<T, StorageError> + Send + 'static,
+) -> Result<T, StorageError> {
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| StorageError::Write(format!("a file task failed: {e}")))?
+}
+
+/// Rows written, and the staged file of each partition (by its values).
+type Staged = (u64, Vec<(Vec<String>, Option<PathBuf>)>);
+
+/// The blocking half of [`insert`]: one file per partition under the staging folder, which it
+/// removes when dropped unless [`StagedWriter::finish`] hands the removal on.
+struct StagedWriter {
+    table: Table,
+    spec: InsertSpec,
+    staging: PathBuf,
     format: NativeFormat,
-    data_schema: &SchemaRef,
-    dynamic: &[usize],
-    mut rx: tokio::sync::mpsc::Receiver<RecordBatch>,
-) -> Result<(u64, Vec<(Vec<String>, Option<PathBuf>)>), StorageError> {
-    std::fs::create_dir_all(staging).map_err(|e| StorageError::io(staging, e))?;
-    let n_data = table.sd.columns.len();
-    let mut writers: BTreeMap<Vec<String>, (PathBuf, FileWriter)> = BTreeMap::new();
-    let mut total = 0u64;
-    while let Some(batch) = rx.blocking_recv() {
-        if batch.num_columns() != n_data + dynamic.len() {
+    data_schema: SchemaRef,
+    dynamic: Vec<usize>,
+    writers: BTreeMap<Vec<String>, (PathBuf, FileWriter)>,
+    total: u64,
+    cleanup: StagingCleanup,
+}
+
+impl StagedWriter {
+    fn create(
+        table: Table,
+        spec: InsertSpec,
+        staging: PathBuf,
+        format: NativeFormat,
+        data_schema: SchemaRef,
+        dynamic: Vec<usize>,
+    ) -> Result<Self, StorageError> {
+        let cleanup = StagingCleanup(staging.clone());
+        std::fs::create_dir_all(&staging).map_err(|e| StorageError::io(&staging, e))?;
+        Ok(Self {
+            table,
+            spec,
+            staging,
+            format,
+            data_schema,
+            dynamic,
+            writers: BTreeMap::new(),
+            total: 0,
+            cleanup,
+        })
+    }
+
+    fn write(&mut self, batch: &RecordBatch) -> Result<(), StorageError> {
+        let n_data = self.table.sd.columns.len();
+        if batch.num_columns() != n_data + self.dynamic.len() {
             return Err(StorageError::Write(format!(
                 "expected {} columns, got {}",
-                n_data + dynamic.len(),
+                n_data + self.dynamic.len(),
                 batch.num_columns()
             )));
         }
-        total += batch.num_rows() as u64;
-        let data = cast_columns(&batch, data_schema)?;
-        for (values, indices) in group_rows(&batch, table, spec, dynamic, n_data)? {
+        self.total += batch.num_rows() as u64;
+        let data = cast_columns(batch, &self.data_schema)?;
+        for (values, indices) in group_rows(batch, &self.table, &self.spec, &self.dynamic, n_data)?
+        {
             let part = if indices.len() == batch.num_rows() {
                 data.clone()
             } else {
                 take_rows(&data, &indices)?
             };
-            if !writers.contains_key(&values) {
+            if !self.writers.contains_key(&values) {
                 let name = format!(
                     "part-{}-00000{}",
                     uuid::Uuid::new_v4().simple(),
-                    format.extension()
+                    self.format.extension()
                 );
-                let dir = staging.join(writers.len().to_string());
+                let dir = self.staging.join(self.writers.len().to_string());
                 std::fs::create_dir_all(&dir).map_err(|e| StorageError::io(&dir, e))?;
                 let path = dir.join(name);
-                let w = FileWriter::open(format, table, &path, data_schema)?;
-                writers.insert(values.clone(), (path, w));
+                let w = FileWriter::open(self.format, &self.table, &path, &self.data_schema)?;
+                self.writers.insert(values.clone(), (path, w));
             }
-            if let Some((_, w)) = writers.get_mut(&values) {
+            if let Some((_, w)) = self.writers.get_mut(&values) {
                 w.write(&part)?;
             }
         }
+        Ok(())
     }
-    // Static partitions (or an unpartitioned table) are written even with no rows, so
-    // INSERT OVERWRITE of nothing empties them.
-    if dynamic.is_empty() && writers.is_empty() && spec.overwrite {
-        let values: Vec<String> = spec.partition.iter().flatten().cloned().collect();
-        return Ok((total, vec![(values, None)]));
+
+    /// Finishes every file; returns what was staged and the folder's cleanup guard.
+    fn finish(self) -> (Result<Staged, StorageError>, StagingCleanup) {
+        let Self {
+            spec,
+            dynamic,
+            writers,
+            total,
+            cleanup,
+            ..
+        } = self;
+        // Static partitions (or an unpartitioned table) are written even with no rows, so
+        // INSERT OVERWRITE of nothing empties them.
+        if dynamic.is_empty() && writers.is_empty() && spec.overwrite {
+            let values: Vec<String> = spec.partition.iter().flatten().cloned().collect();
+            return (Ok((total, vec![(values, None)])), cleanup);
+        }
+        let mut staged = Vec::new();
+        for (values, (path, w)) in writers {
+            if let Err(e) = w.finish() {
+                return (Err(e), cleanup);
+            }
+            staged.push((values, Some(path)));
+        }
+        (Ok((total, staged)), cleanup)
     }
-    let mut staged = Vec::new();
-    for (values, (path, w)) in writers {
-        w.finish()?;
-        staged.push((values, Some(path)));
-    }
-    Ok((total, staged))
 }
 
 /// Writes `value` as JSON to `dir/name` so that, once this returns, a crash leaves either no
