@@ -4,6 +4,16 @@ from impala import dbapi as impyla
 from pyhive import hive
 
 
+def fetch_count(cur, size):
+    """Fetches a cursor's rows to the end, `size` at a time; returns how many there were."""
+    n = 0
+    while True:
+        rows = cur.fetchmany(size)
+        if not rows:
+            return n
+        n += len(rows)
+
+
 def pyhive_none(srv, **kw):
     return hive.connect(host="127.0.0.1", port=srv.binary_port, username="alice", auth="NONE", **kw)
 

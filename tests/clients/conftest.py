@@ -136,6 +136,16 @@ class Postgres:
     def url(self, db):
         return f"postgresql://apiary@127.0.0.1:{self.port}/{db}"
 
+    def shared_catalog(self, db):
+        """A fresh database `db` and warehouse folder for servers that share one catalog;
+        returns the servers' settings and the warehouse."""
+        self.psql(f"DROP DATABASE IF EXISTS {db}")
+        self.psql(f"CREATE DATABASE {db}")
+        warehouse = tempfile.mkdtemp(prefix="apiary-shared-wh-")
+        conf = ["--hiveconf", f"apiary.metastore.url={self.url(db)}",
+                "--hiveconf", f"hive.metastore.warehouse.dir={warehouse}"]
+        return conf, warehouse
+
     def stop(self):
         if self.proc.poll() is None:
             self.proc.terminate()

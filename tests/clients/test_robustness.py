@@ -335,13 +335,7 @@ def test_unfetched_results_are_bounded_per_session_and_all_still_fetchable():
         assert grown_mib < 400, f"RSS grew {grown_mib:.0f} MiB"
         # No deadlock: the last and the first operation can both be read to the end.
         for c in (cursors[-1], cursors[0]):
-            n = 0
-            while True:
-                rows = c.fetchmany(10000)
-                if not rows:
-                    break
-                n += len(rows)
-            assert n == 200000
+            assert clients.fetch_count(c, 10000) == 200000
         still_serves(s)
     finally:
         s.stop()
@@ -469,12 +463,7 @@ def test_a_query_bigger_than_the_memory_pool_spills_or_fails_cleanly():
 # --- Two servers, one PostgreSQL metastore and one warehouse ----------------------------
 
 def test_insert_in_progress_on_one_server_survives_restart_of_the_other(postgres):
-    db = "apiary_restart"
-    postgres.psql(f"DROP DATABASE IF EXISTS {db}")
-    postgres.psql(f"CREATE DATABASE {db}")
-    wh = tempfile.mkdtemp(prefix="apiary-shared-wh-")
-    conf = ["--hiveconf", f"apiary.metastore.url={postgres.url(db)}",
-            "--hiveconf", f"hive.metastore.warehouse.dir={wh}"]
+    conf, wh = postgres.shared_catalog("apiary_restart")
     a = Server(*conf, "--hiveconf", "apiary.failpoints=insert.after_manifest=sleep(8000)")
     b = Server(*conf)
     try:

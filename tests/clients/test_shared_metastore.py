@@ -3,7 +3,6 @@ conflicting DDL gets a clean error; the catalog rows are checked in PostgreSQL d
 
 import json
 import os
-import tempfile
 import threading
 
 import pytest
@@ -15,11 +14,7 @@ from conftest import Server
 @pytest.fixture
 def two_servers(postgres):
     db = "apiary_shared"
-    postgres.psql(f"DROP DATABASE IF EXISTS {db}")
-    postgres.psql(f"CREATE DATABASE {db}")
-    warehouse = tempfile.mkdtemp(prefix="apiary-shared-wh-")
-    conf = ["--hiveconf", f"apiary.metastore.url={postgres.url(db)}",
-            "--hiveconf", f"hive.metastore.warehouse.dir={warehouse}"]
+    conf, _ = postgres.shared_catalog(db)
     a = Server(*conf)
     b = Server(*conf)
     yield a, b, db

@@ -13,6 +13,7 @@ import time
 from pyhive import hive
 from TCLIService.ttypes import TOperationState
 
+import clients
 from conftest import Server
 
 CLIENTS = 64
@@ -69,12 +70,7 @@ def worker(srv, n, deadline, latencies, failures, counts):
                 vanish(srv, user)
             else:
                 cur.execute("SELECT id, repeat('b', 50) FROM range(100000) t(id)")
-                rows = 0
-                while True:
-                    got = cur.fetchmany(5000)
-                    if not got:
-                        break
-                    rows += len(got)
+                rows = clients.fetch_count(cur, 5000)
                 assert rows == 100000, rows
             latencies.append((kind, time.time() - start))
             counts[kind] = counts.get(kind, 0) + 1

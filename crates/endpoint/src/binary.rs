@@ -54,7 +54,7 @@ pub async fn serve(
         // At the limit, the new client waits (up to twice the login timeout) for a slot:
         // connections that hold no session are closed after one login timeout, so a slot held
         // by one frees up within the wait.
-        let Some(permit) = wait_for_slot(&limit, &config, &shutdown).await else {
+        let Some(permit) = crate::wait_for_slot(&limit, &config, &shutdown).await else {
             tracing::warn!(%peer, limit = config.max_connections, "closing connection: no connection slot freed within the login timeout");
             drop(stream);
             continue;
@@ -69,21 +69,6 @@ pub async fn serve(
     }
     tasks.close();
     let _ = tokio::time::timeout(config.shutdown_grace, tasks.wait()).await;
-}
-
-/// A connection slot, waiting up to twice the login timeout for one when all are taken.
-pub(crate) async fn wait_for_slot(
-    limit: &Arc<Semaphore>,
-    config: &EndpointConfig,
-    shutdown: &CancellationToken,
-) -> Option<tokio::sync::OwnedSemaphorePermit> {
-    if let Ok(p) = limit.clone().try_acquire_owned() {
-        return Some(p);
-    }
-    tokio::select! {
-        _ = shutdown.cancelled() => None,
-        r = tokio::time::timeout(config.handshake_timeout * 2, limit.clone().acquire_owned()) => r.ok()?.ok(),
-    }
 }
 
 enum Mode {

@@ -38,7 +38,7 @@ pub async fn serve(
             tokio::time::sleep(std::time::Duration::from_millis(50)).await;
             continue;
         };
-        let Some(permit) = crate::binary::wait_for_slot(&limit, &config, &shutdown).await else {
+        let Some(permit) = crate::wait_for_slot(&limit, &config, &shutdown).await else {
             tracing::warn!(%peer, "closing HTTP connection: no connection slot freed within the login timeout");
             continue;
         };

@@ -15,6 +15,7 @@ use std::time::Duration;
 
 use apiary_gateway::Gateway;
 use tokio::net::TcpListener;
+use tokio::sync::Semaphore;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
@@ -150,6 +151,21 @@ impl Endpoints {
         for t in self.tasks {
             let _ = t.await;
         }
+    }
+}
+
+/// A connection slot, waiting up to twice the login timeout for one when all are taken.
+pub(crate) async fn wait_for_slot(
+    limit: &Arc<Semaphore>,
+    config: &EndpointConfig,
+    shutdown: &CancellationToken,
+) -> Option<tokio::sync::OwnedSemaphorePermit> {
+    if let Ok(p) = limit.clone().try_acquire_owned() {
+        return Some(p);
+    }
+    tokio::select! {
+        _ = shutdown.cancelled() => None,
+        r = tokio::time::timeout(config.handshake_timeout * 2, limit.clone().acquire_owned()) => r.ok()?.ok(),
     }
 }
 

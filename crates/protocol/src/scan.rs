@@ -248,6 +248,16 @@ mod tests {
     use super::*;
     use crate::codec::{Encoder, MessageHeader, MessageType};
 
+    fn header(name: &str) -> Vec<u8> {
+        let mut e = Encoder::new();
+        e.message_begin(&MessageHeader {
+            name: name.into(),
+            kind: MessageType::Call,
+            seq_id: 1,
+        });
+        e.into_bytes()
+    }
+
     fn message() -> Vec<u8> {
         let mut e = Encoder::new();
         e.message_begin(&MessageHeader {
@@ -316,23 +326,11 @@ mod tests {
         bad.extend_from_slice(&(1_000_000i32).to_be_bytes());
         assert!(s.feed(&bad).is_err(), "huge method name");
         let mut s = MessageScanner::new();
-        let mut e = Encoder::new();
-        e.message_begin(&MessageHeader {
-            name: "X".into(),
-            kind: MessageType::Call,
-            seq_id: 1,
-        });
-        let mut m = e.into_bytes();
+        let mut m = header("X");
         m.extend(std::iter::repeat_n([ttype::STRUCT, 0, 1], 100).flatten());
         assert!(s.feed(&m).is_err(), "nesting too deep");
         let mut s = MessageScanner::new();
-        let mut e = Encoder::new();
-        e.message_begin(&MessageHeader {
-            name: "X".into(),
-            kind: MessageType::Call,
-            seq_id: 1,
-        });
-        let mut m = e.into_bytes();
+        let mut m = header("X");
         m.extend_from_slice(&[ttype::LIST, 0, 1, 99, 0, 0, 0, 1]);
         assert!(s.feed(&m).is_err(), "bad element type");
     }
