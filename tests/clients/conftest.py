@@ -22,24 +22,31 @@ class Server:
         self.data = data or tempfile.mkdtemp(prefix="apiary-test-")
         self.log_path = os.path.join(self.data, "server.log")
         self.log = open(self.log_path, "a")
-        args = [BIN, "serve", "--data-dir", os.path.join(self.data, "d"), "--port", "0", "--http-port", "0", *extra]
+        args = [BIN, "serve", "--data-dir", os.path.join(self.data, "d"), "--port", "0", "--http-port", "0",
+                "--flightsql-port", "0", *extra]
         self.proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=self.log, text=True)
         self.binary_port = None
         self.http_port = None
+        self.flight_port = None
         deadline = time.time() + 60
         want_http = "hive.server2.transport.mode=binary" not in extra
         want_binary = "hive.server2.transport.mode=http" not in extra
+        want_flight = "apiary.flightsql.enabled=false" not in extra
         while time.time() < deadline:
             line = self.proc.stdout.readline()
             if not line:
                 break
-            m = re.search(r"(binary|http) endpoint listening on [\d.]+:(\d+)", line)
+            m = re.search(r"(binary|http|Flight SQL) endpoint listening on [\d.]+:(\d+)", line)
             if m:
+                port = int(m.group(2))
                 if m.group(1) == "binary":
-                    self.binary_port = int(m.group(2))
+                    self.binary_port = port
+                elif m.group(1) == "http":
+                    self.http_port = port
                 else:
-                    self.http_port = int(m.group(2))
-            if (self.binary_port or not want_binary) and (self.http_port or not want_http):
+                    self.flight_port = port
+            if ((self.binary_port or not want_binary) and (self.http_port or not want_http)
+                    and (self.flight_port or not want_flight)):
                 return
         self.stop()
         raise RuntimeError("server did not start: " + open(self.log_path).read()[-2000:])

@@ -27,6 +27,16 @@ pub const KEYS: &[(&str, &str, &str)] = &[
     ),
     ("hive.server2.transport.mode", "all", "binary, http or all"),
     (
+        "apiary.flightsql.enabled",
+        "true",
+        "serve Arrow Flight SQL on its own port (same sessions, catalog and limits as HiveServer2)",
+    ),
+    (
+        "apiary.flightsql.port",
+        "10003",
+        "port of the Arrow Flight SQL endpoint (bound to hive.server2.thrift.bind.host); 0 picks a free port",
+    ),
+    (
         "hive.server2.thrift.http.path",
         "cliservice",
         "URL path of the HTTP transport",
@@ -291,6 +301,31 @@ impl ServerConfig {
             value: self.get(key).into(),
             expected: "a duration (e.g. 3600s, 7d, 500ms)",
         })
+    }
+
+    /// Settings of the Flight SQL endpoint, or `None` when it is off.
+    pub fn flightsql(&self) -> Result<Option<apiary_flightsql::FlightSqlConfig>, ConfigError> {
+        let enabled = self
+            .get("apiary.flightsql.enabled")
+            .trim()
+            .to_ascii_lowercase();
+        match enabled.as_str() {
+            "true" => {}
+            "false" => return Ok(None),
+            other => {
+                return Err(ConfigError::Value {
+                    key: "apiary.flightsql.enabled".into(),
+                    value: other.into(),
+                    expected: "true or false",
+                })
+            }
+        }
+        Ok(Some(apiary_flightsql::FlightSqlConfig {
+            bind: self.get("hive.server2.thrift.bind.host").to_string(),
+            port: self.number("apiary.flightsql.port")?,
+            max_message_size: self.number("hive.server2.thrift.max.message.size")?,
+            shutdown_grace: Duration::from_secs(5),
+        }))
     }
 
     /// Settings of the endpoints.

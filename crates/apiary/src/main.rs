@@ -32,7 +32,8 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Start the server (binary transport on 10000, HTTP on 10001, bound to 127.0.0.1).
+    /// Start the server (HiveServer2 binary transport on 10000, HTTP on 10001, Arrow Flight
+    /// SQL on 10003, bound to 127.0.0.1).
     Serve(ServeArgs),
     /// List every configuration key with its default and meaning.
     Keys,
@@ -55,6 +56,9 @@ struct ServeArgs {
     /// HTTP transport port (hive.server2.thrift.http.port); 0 picks a free port.
     #[arg(long, value_name = "N")]
     http_port: Option<u16>,
+    /// Arrow Flight SQL port (apiary.flightsql.port); 0 picks a free port.
+    #[arg(long, value_name = "N")]
+    flightsql_port: Option<u16>,
     /// TOML file with `data_dir` and a `[hiveconf]` table of keys (see `apiary keys`).
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
@@ -149,11 +153,16 @@ async fn serve(args: ServeArgs) -> Result<(), Box<dyn std::error::Error>> {
                 "hive.server2.thrift.http.port",
                 args.http_port.map(|p| p.to_string()),
             ),
+            (
+                "apiary.flightsql.port",
+                args.flightsql_port.map(|p| p.to_string()),
+            ),
         ],
     )?;
     std::fs::create_dir_all(&config.data_dir)
         .map_err(|e| format!("cannot create data dir {}: {e}", config.data_dir.display()))?;
     let endpoint = config.endpoint()?;
+    let flightsql = config.flightsql()?;
     let gateway_config = config.gateway()?;
     let check_interval = config.duration("hive.server2.session.check.interval", "ms")?;
     if let Some(spec) = config.hiveconf.get("apiary.failpoints") {
@@ -198,6 +207,14 @@ async fn serve(args: ServeArgs) -> Result<(), Box<dyn std::error::Error>> {
     if let Some(a) = endpoints.http_addr {
         println!("Apiary HiveServer2 http endpoint listening on {a}/{http_path}");
     }
+    let flight = match flightsql {
+        Some(c) => {
+            let f = apiary_flightsql::FlightSqlEndpoint::start(gateway.clone(), c).await?;
+            println!("Apiary Flight SQL endpoint listening on {}", f.addr);
+            Some(f)
+        }
+        None => None,
+    };
     tracing::info!(data_dir = %config.data_dir.display(), "Apiary started");
 
     let expiry = {
@@ -221,6 +238,9 @@ async fn serve(args: ServeArgs) -> Result<(), Box<dyn std::error::Error>> {
 
     wait_for_signal().await;
     tracing::info!("shutting down");
+    if let Some(f) = flight {
+        f.shutdown().await;
+    }
     endpoints.shutdown().await;
     expiry.abort();
     gateway.close_all();

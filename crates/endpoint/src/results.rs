@@ -3,6 +3,8 @@
 
 use std::collections::BTreeMap;
 
+use apiary_gateway::render::cell_text;
+use apiary_gateway::HiveType;
 use apiary_protocol::tcli::{
     TBinaryColumn, TBoolColumn, TBoolValue, TByteColumn, TByteValue, TColumn, TColumnDesc,
     TColumnValue, TDoubleColumn, TDoubleValue, TI16Column, TI16Value, TI32Column, TI32Value,
@@ -10,8 +12,6 @@ use apiary_protocol::tcli::{
     TTableSchema, TTypeDesc, TTypeEntry, TTypeId, TTypeQualifierValue, TTypeQualifiers,
 };
 use apiary_protocol::Binary;
-use apiary_sql::render::cell_text;
-use apiary_sql::HiveType;
 use arrow::array::{Array, AsArray, RecordBatch};
 use arrow::datatypes::{
     ArrowPrimitiveType, DataType, Field, Float16Type, Float32Type, Float64Type, Int16Type,

@@ -1,11 +1,13 @@
 //! Maps TCLIService RPCs onto the gateway: decode the request, call the gateway, encode the
 //! reply. [`status_of`] is the one place where an error becomes a wire status.
 
+use std::collections::BTreeMap;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
 use apiary_gateway::{
-    Client, FetchedRows, Gateway, GatewayError, Handle, Operation, OperationKind, OperationState,
+    CatalogRequest, Client, FetchedRows, Gateway, GatewayError, Handle, Operation, OperationKind,
+    OperationState, SessionRequest,
 };
 use apiary_protocol::codec::Decoder;
 use apiary_protocol::message::{
@@ -14,7 +16,6 @@ use apiary_protocol::message::{
 };
 use apiary_protocol::tcli::*;
 use apiary_protocol::{Binary, ProtocolError};
-use apiary_sql::metadata;
 use futures::FutureExt;
 
 use crate::info::get_info;
@@ -119,6 +120,46 @@ impl From<ProtocolError> for DispatchError {
     fn from(e: ProtocolError) -> Self {
         DispatchError::Protocol(e)
     }
+}
+
+/// The newest protocol version the server speaks (V11, counted from V1 = 0).
+pub const SERVER_PROTOCOL: i32 = 10;
+
+/// The session an OpenSession configuration asks for: `set:hiveconf:K`, `set:hivevar:K`,
+/// `use:database`; plain keys are configuration too (Hive applies them so; PyHive sends them).
+fn session_request(conf: &BTreeMap<String, String>, protocol: i32) -> SessionRequest {
+    let mut request = SessionRequest {
+        protocol,
+        ..Default::default()
+    };
+    for (k, v) in conf {
+        if let Some(name) = k.strip_prefix("set:hiveconf:") {
+            request.conf.insert(name.to_string(), v.clone());
+        } else if let Some(name) = k.strip_prefix("set:hivevar:") {
+            request.vars.insert(name.to_string(), v.clone());
+        } else if k == "use:database" {
+            request.database = Some(v.clone());
+        } else if !k.starts_with("set:") && !k.starts_with("use:") {
+            request.conf.insert(k.clone(), v.clone());
+        }
+    }
+    request
+}
+
+/// The configuration OpenSession echoes: the default fetch size, and the `set:` and
+/// `use:database` keys the client sent.
+fn echoed_configuration(gw: &Gateway, conf: &BTreeMap<String, String>) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    out.insert(
+        "hive.server2.thrift.resultset.default.fetch.size".to_string(),
+        gw.config().default_fetch_size.to_string(),
+    );
+    for (k, v) in conf {
+        if k.starts_with("set:") || k == "use:database" {
+            out.insert(k.clone(), v.clone());
+        }
+    }
+    out
 }
 
 /// The wire status for an error: message, SQLSTATE and error code.
@@ -260,25 +301,21 @@ async fn dispatch(
                 user: user.clone(),
                 address: client.address,
             };
-            match gw.open_session(&who, req.client_protocol.0, &conf) {
-                Ok(opened_session) => {
-                    let session = opened_session.session;
+            let protocol = req.client_protocol.0.clamp(0, SERVER_PROTOCOL);
+            match gw.open_session(&who, session_request(&conf, protocol)) {
+                Ok(session) => {
                     tracing::info!(user = %user, session = %session.handle(), protocol = session.protocol() + 1, "session opened");
                     opened.push(session.handle());
                     reply!(TOpenSessionResp {
                         status: ok(),
                         server_protocol_version: TProtocolVersion(session.protocol()),
                         session_handle: Some(wire_session(session.handle())),
-                        configuration: Some(opened_session.configuration),
+                        configuration: Some(echoed_configuration(gw, &conf)),
                     })
                 }
                 Err(e) => reply!(TOpenSessionResp {
                     status: status_of(&e),
-                    server_protocol_version: TProtocolVersion(
-                        req.client_protocol
-                            .0
-                            .clamp(0, apiary_gateway::SERVER_PROTOCOL)
-                    ),
+                    server_protocol_version: TProtocolVersion(protocol),
                     session_handle: None,
                     configuration: None,
                 }),
@@ -321,31 +358,24 @@ async fn dispatch(
         "GetTypeInfo" => {
             let req: TGetTypeInfoReq = read_args(d, "GetTypeInfo_args")?;
             let h = session_handle(&req.session_handle);
-            reply!(op_resp(
-                gw.metadata_operation(&h, OperationKind::GetTypeInfo, |_| async {
-                    Ok(metadata::type_info())
-                })
-                .await
-            ))
+            reply!(op_resp(gw.catalog(&h, CatalogRequest::TypeInfo).await))
         }
         "GetCatalogs" => {
             let req: TGetCatalogsReq = read_args(d, "GetCatalogs_args")?;
             let h = session_handle(&req.session_handle);
-            reply!(op_resp(
-                gw.metadata_operation(&h, OperationKind::GetCatalogs, |_| async {
-                    Ok(metadata::catalogs())
-                })
-                .await
-            ))
+            reply!(op_resp(gw.catalog(&h, CatalogRequest::Catalogs).await))
         }
         "GetSchemas" => {
             let req: TGetSchemasReq = read_args(d, "GetSchemas_args")?;
             let h = session_handle(&req.session_handle);
             let pattern = req.schema_name;
             reply!(op_resp(
-                gw.metadata_operation(&h, OperationKind::GetSchemas, |ctx| async move {
-                    metadata::schemas(&ctx, pattern.as_deref()).await
-                })
+                gw.catalog(
+                    &h,
+                    CatalogRequest::Schemas {
+                        schema_pattern: pattern
+                    }
+                )
                 .await
             ))
         }
@@ -353,41 +383,34 @@ async fn dispatch(
             let req: TGetTablesReq = read_args(d, "GetTables_args")?;
             let h = session_handle(&req.session_handle);
             reply!(op_resp(
-                gw.metadata_operation(&h, OperationKind::GetTables, |ctx| async move {
-                    metadata::tables(
-                        &ctx,
-                        req.schema_name.as_deref(),
-                        req.table_name.as_deref(),
-                        req.table_types.as_deref(),
-                    )
-                    .await
-                })
+                gw.catalog(
+                    &h,
+                    CatalogRequest::Tables {
+                        schema_pattern: req.schema_name,
+                        table_pattern: req.table_name,
+                        table_types: req.table_types,
+                    }
+                )
                 .await
             ))
         }
         "GetTableTypes" => {
             let req: TGetTableTypesReq = read_args(d, "GetTableTypes_args")?;
             let h = session_handle(&req.session_handle);
-            reply!(op_resp(
-                gw.metadata_operation(&h, OperationKind::GetTableTypes, |_| async {
-                    Ok(metadata::table_types())
-                })
-                .await
-            ))
+            reply!(op_resp(gw.catalog(&h, CatalogRequest::TableTypes).await))
         }
         "GetColumns" => {
             let req: TGetColumnsReq = read_args(d, "GetColumns_args")?;
             let h = session_handle(&req.session_handle);
             reply!(op_resp(
-                gw.metadata_operation(&h, OperationKind::GetColumns, |ctx| async move {
-                    metadata::columns(
-                        &ctx,
-                        req.schema_name.as_deref(),
-                        req.table_name.as_deref(),
-                        req.column_name.as_deref(),
-                    )
-                    .await
-                })
+                gw.catalog(
+                    &h,
+                    CatalogRequest::Columns {
+                        schema_pattern: req.schema_name,
+                        table_pattern: req.table_name,
+                        column_pattern: req.column_name,
+                    }
+                )
                 .await
             ))
         }
@@ -395,30 +418,25 @@ async fn dispatch(
             let req: TGetFunctionsReq = read_args(d, "GetFunctions_args")?;
             let h = session_handle(&req.session_handle);
             reply!(op_resp(
-                gw.metadata_operation(&h, OperationKind::GetFunctions, |ctx| async move {
-                    Ok(metadata::functions(&ctx, &req.function_name))
-                })
+                gw.catalog(
+                    &h,
+                    CatalogRequest::Functions {
+                        function_pattern: req.function_name,
+                    }
+                )
                 .await
             ))
         }
         "GetPrimaryKeys" => {
             let req: TGetPrimaryKeysReq = read_args(d, "GetPrimaryKeys_args")?;
             let h = session_handle(&req.session_handle);
-            reply!(op_resp(
-                gw.metadata_operation(&h, OperationKind::GetPrimaryKeys, |_| async {
-                    Ok(metadata::primary_keys())
-                })
-                .await
-            ))
+            reply!(op_resp(gw.catalog(&h, CatalogRequest::PrimaryKeys).await))
         }
         "GetCrossReference" => {
             let req: TGetCrossReferenceReq = read_args(d, "GetCrossReference_args")?;
             let h = session_handle(&req.session_handle);
             reply!(op_resp(
-                gw.metadata_operation(&h, OperationKind::GetCrossReference, |_| async {
-                    Ok(metadata::cross_reference())
-                })
-                .await
+                gw.catalog(&h, CatalogRequest::CrossReference).await
             ))
         }
         "GetOperationStatus" => {
@@ -428,8 +446,8 @@ async fn dispatch(
         "CancelOperation" => {
             let req: TOperationReq = read_args(d, "CancelOperation_args")?;
             let r = gw
-                .operation(&operation_handle(&req.operation_handle))
-                .and_then(|op| op.cancel());
+                .cancel_operation(&operation_handle(&req.operation_handle))
+                .await;
             reply!(status_resp(r))
         }
         "CloseOperation" => {
@@ -524,7 +542,7 @@ async fn dispatch(
 fn session_protocol(gw: &Gateway, op: &Operation) -> i32 {
     gw.session(&op.session())
         .map(|s| s.protocol())
-        .unwrap_or(apiary_gateway::SERVER_PROTOCOL)
+        .unwrap_or(SERVER_PROTOCOL)
 }
 
 fn operation_status(gw: &Gateway, req: &TGetOperationStatusReq) -> TGetOperationStatusResp {

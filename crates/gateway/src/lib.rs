@@ -3,6 +3,7 @@
 
 #![warn(missing_docs)]
 
+pub mod catalog;
 pub mod error;
 pub mod handle;
 pub mod operation;
@@ -13,8 +14,11 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use apiary_sql::{Engine, Prepared, SessionOptions, SqlSession};
-use datafusion::prelude::SessionContext;
 use parking_lot::Mutex;
+
+pub use apiary_sql::render;
+pub use apiary_sql::{HiveType, SqlError};
+pub use catalog::{CatalogRequest, TableInfo};
 
 pub use error::GatewayError;
 pub use error::OperationError;
@@ -22,9 +26,6 @@ pub use handle::Handle;
 pub use operation::{
     FetchedRows, Operation, OperationKind, OperationState, OperationStatus, ResultSource,
 };
-
-/// The newest protocol version the server speaks (V11, counted from V1 = 0).
-pub const SERVER_PROTOCOL: i32 = 10;
 
 /// Limits and timeouts of the gateway.
 #[derive(Debug, Clone)]
@@ -110,7 +111,7 @@ impl Session {
         &self.user
     }
 
-    /// The negotiated protocol version (V1 = 0).
+    /// The protocol version the front end agreed for it.
     pub fn protocol(&self) -> i32 {
         self.protocol
     }
@@ -125,13 +126,20 @@ impl Session {
     }
 }
 
-/// What OpenSession returns.
-#[derive(Debug)]
-pub struct OpenedSession {
-    /// The new session.
-    pub session: Arc<Session>,
-    /// Configuration echoed to the client.
-    pub configuration: BTreeMap<String, String>,
+/// What a front end asks for when it opens a session, in neutral terms (the HiveServer2
+/// endpoint reads them from OpenSession's `set:hiveconf:`, `set:hivevar:` and `use:database`
+/// keys).
+#[derive(Debug, Clone, Default)]
+pub struct SessionRequest {
+    /// The database to start in.
+    pub database: Option<String>,
+    /// Hive configuration to set.
+    pub conf: BTreeMap<String, String>,
+    /// Hive variables to set.
+    pub vars: BTreeMap<String, String>,
+    /// The front end's protocol version for this session (HiveServer2's, agreed by the
+    /// endpoint), kept for the front end.
+    pub protocol: i32,
 }
 
 /// Owns every session and operation of the server.
@@ -169,38 +177,25 @@ impl Gateway {
         self.operations.lock().len()
     }
 
-    /// Opens a session for `client` with the OpenSession configuration a client sent
-    /// (`use:database`, `set:hiveconf:K`, `set:hivevar:K`).
+    /// Opens a session for `client`.
     pub fn open_session(
         &self,
         client: &Client,
-        client_protocol: i32,
-        conf: &BTreeMap<String, String>,
-    ) -> Result<OpenedSession, GatewayError> {
+        request: SessionRequest,
+    ) -> Result<Arc<Session>, GatewayError> {
         let user = client.user.as_str();
-        let mut opts = SessionOptions {
+        let opts = SessionOptions {
             user: user.to_string(),
-            ..Default::default()
+            database: request.database,
+            hiveconf: request.conf,
+            hivevar: request.vars,
         };
-        for (k, v) in conf {
-            if let Some(name) = k.strip_prefix("set:hiveconf:") {
-                opts.hiveconf.insert(name.to_string(), v.clone());
-            } else if let Some(name) = k.strip_prefix("set:hivevar:") {
-                opts.hivevar.insert(name.to_string(), v.clone());
-            } else if k == "use:database" {
-                opts.database = Some(v.clone());
-            } else if !k.starts_with("set:") && !k.starts_with("use:") {
-                // Hive applies plain keys as configuration too (PyHive sends them so).
-                opts.hiveconf.insert(k.clone(), v.clone());
-            }
-        }
         let sql = self.engine.open_session(opts)?;
-        let protocol = client_protocol.clamp(0, SERVER_PROTOCOL);
         let session = Arc::new(Session {
             handle: Handle::random(),
             user: user.to_string(),
             address: client.address,
-            protocol,
+            protocol: request.protocol,
             sql: tokio::sync::Mutex::new(sql),
             result_budget: Arc::new(tokio::sync::Semaphore::new(kib(self
                 .config
@@ -215,20 +210,7 @@ impl Gateway {
             check_session_limits(&self.config, &sessions, client)?;
             sessions.insert(session.handle.guid, session.clone());
         }
-        let mut configuration = BTreeMap::new();
-        configuration.insert(
-            "hive.server2.thrift.resultset.default.fetch.size".to_string(),
-            self.config.default_fetch_size.to_string(),
-        );
-        for (k, v) in conf {
-            if k.starts_with("set:") || k == "use:database" {
-                configuration.insert(k.clone(), v.clone());
-            }
-        }
-        Ok(OpenedSession {
-            session,
-            configuration,
-        })
+        Ok(session)
     }
 
     /// Looks up a session by handle.
@@ -288,17 +270,10 @@ impl Gateway {
         self.check_operation_cap(&session)?;
         let timeout = effective_timeout(query_timeout_secs, conf_overlay, &sql);
         let prepared = sql.prepare(statement).await;
-        let ctx = sql.context().clone();
         let notes = sql.take_notes();
         drop(sql);
         let (schema, source) = match prepared {
-            Ok(Prepared::Query { plan, schema }) => (
-                Some(schema),
-                ResultSource::Plan {
-                    ctx,
-                    plan: Box::new(plan),
-                },
-            ),
+            Ok(Prepared::Query { plan, schema }) => (Some(schema), ResultSource::Plan(plan)),
             Ok(Prepared::Rows { schema, batches }) => {
                 (Some(schema), ResultSource::Rows(Arc::new(batches)))
             }
@@ -350,24 +325,18 @@ impl Gateway {
         Ok(op)
     }
 
-    /// Runs a catalog call (GetTables and friends) whose rows the SQL layer computes from the
-    /// session's context.
-    pub async fn metadata_operation<F, Fut>(
+    /// Answers a catalog request as an operation whose rows have JDBC's shapes.
+    pub async fn catalog(
         &self,
         handle: &Handle,
-        kind: OperationKind,
-        compute: F,
-    ) -> Result<Arc<Operation>, GatewayError>
-    where
-        F: FnOnce(SessionContext) -> Fut,
-        Fut: std::future::Future<Output = Result<Prepared, apiary_sql::SqlError>>,
-    {
+        request: CatalogRequest,
+    ) -> Result<Arc<Operation>, GatewayError> {
         let session = self.session(handle)?;
         self.check_operation_cap(&session)?;
+        let kind = request.kind();
         // The catalog calls read the metastore themselves, so they see other servers' DDL.
         let ctx = session.sql.lock().await.context().clone();
-        let prepared = compute(ctx).await?;
-        let (schema, source) = match prepared {
+        let (schema, source) = match request.answer(&ctx).await? {
             Prepared::Rows { schema, batches } => {
                 (Some(schema), ResultSource::Rows(Arc::new(batches)))
             }
@@ -388,6 +357,33 @@ impl Gateway {
         op.start().await;
         op.wait_ready().await;
         Ok(op)
+    }
+
+    /// The databases matching `pattern` (JDBC's), sorted.
+    pub async fn databases(
+        &self,
+        handle: &Handle,
+        pattern: Option<&str>,
+    ) -> Result<Vec<String>, GatewayError> {
+        let session = self.session(handle)?;
+        let ctx = session.sql.lock().await.context().clone();
+        Ok(apiary_sql::metadata::database_names(&ctx, pattern).await?)
+    }
+
+    /// The tables and views matching the patterns, with their Arrow schemas.
+    pub async fn tables(
+        &self,
+        handle: &Handle,
+        schema_pattern: Option<&str>,
+        table_pattern: Option<&str>,
+        table_types: Option<&[String]>,
+    ) -> Result<Vec<TableInfo>, GatewayError> {
+        let session = self.session(handle)?;
+        let ctx = session.sql.lock().await.context().clone();
+        Ok(
+            apiary_sql::metadata::table_infos(&ctx, schema_pattern, table_pattern, table_types)
+                .await?,
+        )
     }
 
     /// Refuses a new operation in a session that holds its limit of open ones.
@@ -425,6 +421,19 @@ impl Gateway {
             s.touch();
         }
         Ok(op)
+    }
+
+    /// Cancels an operation and waits (up to [`apiary_sql::TASK_SETTLE`] and a little) until
+    /// its work has settled, so that when the client hears back a cancelled DDL is undone
+    /// (or, past its commit, finished) and the catalogs agree.
+    pub async fn cancel_operation(&self, handle: &Handle) -> Result<(), GatewayError> {
+        let op = self.operation(handle)?;
+        op.cancel()?;
+        let bound = apiary_sql::TASK_SETTLE + Duration::from_secs(2);
+        if tokio::time::timeout(bound, op.settled()).await.is_err() {
+            tracing::warn!(operation = %handle, "a cancelled operation has not settled yet");
+        }
+        Ok(())
     }
 
     /// Closes an operation and frees its results.

@@ -9,11 +9,9 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use apiary_sql::{execute, SqlError};
+use apiary_sql::{QueryPlan, SqlError, Task, TASK_SETTLE};
 use arrow::array::RecordBatch;
 use arrow::datatypes::SchemaRef;
-use datafusion::logical_expr::LogicalPlan;
-use datafusion::prelude::SessionContext;
 use std::panic::AssertUnwindSafe;
 
 use futures::{FutureExt, StreamExt};
@@ -175,18 +173,13 @@ pub struct OperationStatus {
 /// Where an operation's rows come from.
 #[derive(Clone)]
 pub enum ResultSource {
-    /// A DataFusion plan, run (and re-run for FETCH_FIRST) in the given context.
-    Plan {
-        /// The session's context.
-        ctx: SessionContext,
-        /// The planned query.
-        plan: Box<LogicalPlan>,
-    },
+    /// A planned query, run (and run again for FETCH_FIRST).
+    Plan(QueryPlan),
     /// Rows computed up front.
     Rows(Arc<Vec<RecordBatch>>),
     /// Work without a result set (INSERT, CTAS) that runs as the operation, so it can run
     /// asynchronously, time out and be cancelled; taken by the first run.
-    Task(Arc<Mutex<Option<apiary_sql::Task>>>),
+    Task(Arc<Mutex<Option<Task>>>),
     /// No result set.
     Empty,
 }
@@ -242,6 +235,8 @@ pub struct Operation {
     log: Mutex<Log>,
     reader: tokio::sync::Mutex<Reader>,
     cancel: CancellationToken,
+    /// Set once a task's work has ended.
+    settled: watch::Sender<bool>,
     last_access: Mutex<Instant>,
 }
 
@@ -311,6 +306,7 @@ impl Operation {
                 run: CancellationToken::new(),
             }),
             cancel: CancellationToken::new(),
+            settled: watch::channel(false).0,
             last_access: Mutex::new(Instant::now()),
         })
     }
@@ -466,36 +462,16 @@ impl Operation {
                 return;
             };
             let op = Arc::clone(self);
-            let run = self.cancel.child_token();
-            let deadline = self.timeout;
             tokio::spawn(async move {
-                let work = async {
-                    // A panic in the work is this operation's error, not the server's end.
-                    let task = AssertUnwindSafe(async {
-                        apiary_failpoints::reach("task.run")
-                            .await
-                            .map_err(|e| SqlError::Execution(e.to_string()))?;
-                        task.await
-                    })
-                    .catch_unwind();
-                    let r = match deadline {
-                        Some(d) => tokio::time::timeout(d, task)
-                            .await
-                            .unwrap_or(Ok(Err(SqlError::Cancelled))),
-                        None => task.await,
-                    };
-                    r.map_err(|panic| panic_error(panic.as_ref()))
-                };
-                let result = tokio::select! {
-                    _ = run.cancelled() => return,
-                    r = work => r,
-                };
+                let result = op.run_task(task).await;
                 match result {
                     Ok(Ok(())) => {
                         op.progress.lock().complete = true;
                         op.log("INFO", "OK");
                         op.transition(OperationState::Finished, None);
                     }
+                    // Cancelled by the client: the state says so already.
+                    Ok(Err(SqlError::Cancelled)) if op.state() != OperationState::Running => {}
                     Ok(Err(SqlError::Cancelled)) => {
                         let secs = op.timeout.map(|t| t.as_secs()).unwrap_or(0);
                         op.fail(&GatewayError::Timeout(secs));
@@ -503,11 +479,66 @@ impl Operation {
                     Ok(Err(e)) => op.fail(&GatewayError::Sql(e)),
                     Err(panicked) => op.fail(&panicked),
                 }
+                op.settled.send_replace(true);
             });
             return;
         }
         let mut reader = self.reader.lock().await;
         self.spawn_producer(&mut reader, false);
+    }
+
+    /// Runs a task to its end. A cancel or the query timeout interrupts it, and it then has
+    /// [`TASK_SETTLE`] to finish or undo what it was doing; past that its work is dropped and
+    /// what it left is start-up recovery's.
+    async fn run_task(&self, task: Task) -> Result<Result<(), SqlError>, GatewayError> {
+        let interrupt = self.cancel.child_token();
+        let notes = task.notes();
+        let work = AssertUnwindSafe(async {
+            apiary_failpoints::reach("task.run")
+                .await
+                .map_err(|e| SqlError::Execution(e.to_string()))?;
+            task.run(interrupt.clone()).await
+        })
+        .catch_unwind();
+        tokio::pin!(work);
+        let deadline = async {
+            match self.timeout {
+                Some(d) => tokio::time::sleep(d).await,
+                None => std::future::pending().await,
+            }
+        };
+        let interrupted = tokio::select! {
+            r = &mut work => Some(r),
+            _ = interrupt.cancelled() => None,
+            _ = deadline => None,
+        };
+        let r = match interrupted {
+            Some(r) => r,
+            None => {
+                interrupt.cancel();
+                match tokio::time::timeout(TASK_SETTLE, &mut work).await {
+                    Ok(r) => r,
+                    Err(_) => {
+                        tracing::warn!(query = %self.query_id, "an interrupted task did not settle in time; its work is dropped");
+                        Ok(Err(SqlError::Cancelled))
+                    }
+                }
+            }
+        };
+        for note in std::mem::take(&mut *notes.lock()) {
+            self.log("WARN", note);
+        }
+        r.map_err(|panic| panic_error(panic.as_ref()))
+    }
+
+    /// Waits until the operation's work has ended (a cancelled task has settled); at once for
+    /// queries, whose work stops when cancelled.
+    pub async fn settled(&self) {
+        if !matches!(self.source, ResultSource::Task(_)) {
+            return;
+        }
+        let mut rx = self.settled.subscribe();
+        let _ = rx.wait_for(|done| *done).await;
     }
 
     /// Waits until the operation leaves PENDING and RUNNING.
@@ -556,8 +587,8 @@ impl Operation {
         let started = Instant::now();
         let deadline = self.timeout.map(|t| tokio::time::Instant::now() + t);
         let mut stream = match &self.source {
-            ResultSource::Plan { ctx, plan } => {
-                let run = execute(ctx, plan.as_ref().clone());
+            ResultSource::Plan(plan) => {
+                let run = plan.stream();
                 let result = match deadline {
                     Some(d) => tokio::time::timeout_at(d, run)
                         .await

@@ -388,6 +388,23 @@ pub enum HiveStatement {
     },
 }
 
+impl HiveStatement {
+    /// Whether the statement only reads the catalog (DESCRIBE, SHOW): it runs while being
+    /// compiled; every other statement runs as its operation's task.
+    pub fn is_read_only(&self) -> bool {
+        matches!(
+            self,
+            HiveStatement::DescribeDatabase { .. }
+                | HiveStatement::Describe { .. }
+                | HiveStatement::ShowCreateTable(_)
+                | HiveStatement::ShowTblProperties(..)
+                | HiveStatement::ShowColumns(_)
+                | HiveStatement::ShowPartitions(..)
+                | HiveStatement::ShowTables { .. }
+        )
+    }
+}
+
 struct P<'a> {
     sql: &'a str,
     toks: Vec<Token>,

@@ -550,6 +550,7 @@ impl SqlSession {
                 handler.as_ref(),
                 self.owner(),
                 table,
+                self.interrupt(),
             )
             .await;
         }
@@ -663,8 +664,14 @@ impl SqlSession {
         };
         crate::nonnative::separate_secrets(handler.as_ref(), &mut table);
         let metastore = self.metastore().clone();
-        crate::nonnative::create(metastore.as_ref(), handler.as_ref(), self.owner(), &table)
-            .await?;
+        crate::nonnative::create(
+            metastore.as_ref(),
+            handler.as_ref(),
+            self.owner(),
+            &table,
+            self.interrupt(),
+        )
+        .await?;
         Ok(Prepared::Done)
     }
 
@@ -881,13 +888,15 @@ impl SqlSession {
             }
         };
         match self.insert(&table, None, &[], q, false).await {
-            Ok(task) => Ok(Prepared::Task(crate::session::Task(Box::pin(async move {
-                let r = task.await;
+            Ok(task) => {
+                // Run here, inside the CTAS's own task: a cancel ends the insert and the undo
+                // follows.
+                let r = task.run(self.interrupt().clone()).await;
                 if r.is_err() {
                     undo().await;
                 }
-                r
-            })))),
+                r.map(|()| Prepared::Done)
+            }
             Err(e) => {
                 undo().await;
                 Err(e)
@@ -1254,7 +1263,7 @@ impl SqlSession {
             let plan = self.insert_plan(table, query, columns, 0).await?;
             let ctx = self.context().clone();
             let table = table.clone();
-            return Ok(crate::session::Task(Box::pin(async move {
+            return Ok(crate::session::Task::abortable(async move {
                 let failed = |e: apiary_storage::handler::HandlerError| {
                     SqlError::Execution(format!("org.apache.hadoop.hive.ql.exec.MoveTask. {e}"))
                 };
@@ -1284,7 +1293,7 @@ impl SqlSession {
                 }
                 tracing::info!(table = %table.qualified_name(), rows, overwrite, "insert into a non-native table committed");
                 Ok(())
-            })));
+            }));
         }
         let spec: Vec<Option<String>> = match (&partition, table.partition_keys.is_empty()) {
             (None, true) => vec![],
@@ -1331,7 +1340,7 @@ impl SqlSession {
         let server_tag = self.server_tag().to_string();
         let metastore = self.metastore().clone();
         let table = table.clone();
-        Ok(crate::session::Task(Box::pin(async move {
+        Ok(crate::session::Task::abortable(async move {
             let stream = crate::session::execute(&ctx, plan).await?;
             let parts = metastore
                 .list_partitions(&table.database, &table.name)
@@ -1369,7 +1378,7 @@ impl SqlSession {
             };
             tracing::info!(table = %table.qualified_name(), rows, files, "insert committed");
             Ok(())
-        })))
+        }))
     }
 
     /// An INSERT's query planned: reordered by an explicit column list (NULL for the columns

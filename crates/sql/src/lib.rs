@@ -21,5 +21,8 @@ mod substitute;
 pub use apiary_storage::types;
 
 pub use error::SqlError;
-pub use session::{execute, Engine, EngineOptions, Prepared, SessionOptions, SqlSession, Task};
+pub use session::{
+    execute, Engine, EngineOptions, Prepared, QueryPlan, SessionOptions, SqlSession, Task,
+    TASK_SETTLE,
+};
 pub use types::HiveType;

@@ -172,6 +172,75 @@ async fn matching_tables(
     Ok(out)
 }
 
+/// A table or view as a front end lists it.
+#[derive(Debug, Clone)]
+pub struct TableInfo {
+    /// Its database.
+    pub database: String,
+    /// Its name.
+    pub name: String,
+    /// `TABLE` or `VIEW`.
+    pub kind: &'static str,
+    /// Its comment.
+    pub comment: Option<String>,
+    /// Its columns as Arrow fields (partition columns last), with the declared Hive type in
+    /// each field's metadata.
+    pub schema: arrow::datatypes::SchemaRef,
+}
+
+/// The databases matching a JDBC-style `pattern`, sorted.
+pub async fn database_names(
+    ctx: &SessionContext,
+    pattern: Option<&str>,
+) -> Result<Vec<String>, SqlError> {
+    let mut names = match crate::catalog::HiveCatalog::of(ctx) {
+        Some(metastore) => metastore.list_databases().await?,
+        None => vec![],
+    };
+    names.retain(|d| jdbc_like(pattern, d));
+    names.sort();
+    Ok(names)
+}
+
+/// The tables of matching databases with their Arrow schemas, sorted by database and name.
+pub async fn table_infos(
+    ctx: &SessionContext,
+    schema_pattern: Option<&str>,
+    table_pattern: Option<&str>,
+    types: Option<&[String]>,
+) -> Result<Vec<TableInfo>, SqlError> {
+    let mut out = Vec::new();
+    for t in matching_tables(ctx, schema_pattern, table_pattern).await? {
+        if let Some(types) = types.filter(|t| !t.is_empty()) {
+            if !type_wanted(t.table_type, types) {
+                continue;
+            }
+        }
+        let fields: Vec<Field> =
+            t.sd.columns
+                .iter()
+                .chain(&t.partition_keys)
+                .map(|c| {
+                    let ty = HiveType::parse(&c.type_name).unwrap_or(HiveType::String);
+                    let mut f = ty.to_field(&c.name);
+                    let mut meta = f.metadata().clone();
+                    meta.insert(crate::types::HIVE_TYPE_KEY.to_string(), ty.to_string());
+                    f.set_metadata(meta);
+                    f
+                })
+                .collect();
+        out.push(TableInfo {
+            database: t.database.clone(),
+            name: t.name.clone(),
+            kind: classic(t.table_type),
+            comment: t.parameters.get("comment").cloned(),
+            schema: Arc::new(Schema::new(fields)),
+        });
+    }
+    out.sort_by(|a, b| (&a.database, &a.name).cmp(&(&b.database, &b.name)));
+    Ok(out)
+}
+
 /// GetTables: tables of matching databases, sorted by type, database and name as JDBC requires.
 pub async fn tables(
     ctx: &SessionContext,

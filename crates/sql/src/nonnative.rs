@@ -9,6 +9,11 @@
 //! → the intent is removed.
 //! At start-up [`recover`] finishes Committed intents and undoes Pending ones; undoing deletes
 //! an object only when its tag names the intent. Fail points sit between the steps.
+//!
+//! Cancel and query timeout: the operation's interrupt is watched up to the catalog commit. A
+//! hook call in progress is abandoned (the JDBC handler's remote transaction is rolled back
+//! as its connection closes) and the DDL is undone as a failed one would be, so it ends
+//! undone; once the catalog has committed, the DDL runs to its end and ends finished.
 
 use std::sync::Arc;
 
@@ -17,8 +22,31 @@ use apiary_storage::handler::{
     AlterOp, HandlerError, MetaHook, ObjectState, OpTag, Registry, StorageHandler, CREATED_BY,
 };
 
+use tokio_util::sync::CancellationToken;
+
 use crate::error::SqlError;
 use crate::hive::failpoint;
+
+/// Runs a hook call unless the interrupt comes first; `Err(Cancelled)` when it does (the
+/// call is dropped where it was).
+async fn unless_interrupted<T>(
+    interrupt: &CancellationToken,
+    call: impl std::future::Future<Output = Result<T, HandlerError>>,
+) -> Result<T, SqlError> {
+    tokio::select! {
+        biased;
+        _ = interrupt.cancelled() => Err(SqlError::Cancelled),
+        r = call => r.map_err(ddl_error),
+    }
+}
+
+/// `Err(Cancelled)` once the interrupt is set.
+fn check_interrupt(interrupt: &CancellationToken) -> Result<(), SqlError> {
+    if interrupt.is_cancelled() {
+        return Err(SqlError::Cancelled);
+    }
+    Ok(())
+}
 
 /// A handler error as the DDL task reports it.
 pub(crate) fn ddl_error(e: HandlerError) -> SqlError {
@@ -81,7 +109,9 @@ pub(crate) async fn create(
     handler: &dyn StorageHandler,
     owner: &str,
     table: &Table,
+    interrupt: &CancellationToken,
 ) -> Result<(), SqlError> {
+    check_interrupt(interrupt)?;
     handler.validate(table).map_err(ddl_error)?;
     let mut intent = new_intent(owner, IntentKind::CreateTable, table, false);
     if table.table_type == apiary_metastore::TableType::Managed {
@@ -98,11 +128,14 @@ pub(crate) async fn create(
     failpoint("create.after_intent").await?;
     let hook = handler.meta_hook();
     if let Some(h) = hook {
-        if let Err(e) = h.pre_create_table(table, &op).await {
-            return Err(undo_create(metastore, hook, table, &op, ddl_error(e)).await);
+        if let Err(e) = unless_interrupted(interrupt, h.pre_create_table(table, &op)).await {
+            return Err(undo_create(metastore, hook, table, &op, e).await);
         }
     }
     if let Err(e) = failpoint("create.after_object").await {
+        return Err(undo_create(metastore, hook, table, &op, e).await);
+    }
+    if let Err(e) = check_interrupt(interrupt) {
         return Err(undo_create(metastore, hook, table, &op, e).await);
     }
     if let Err(e) = metastore.commit_create_intent(&intent.id).await {
@@ -169,7 +202,9 @@ pub(crate) async fn drop(
     handler: &dyn StorageHandler,
     owner: &str,
     table: &Table,
+    interrupt: &CancellationToken,
 ) -> Result<(), SqlError> {
+    check_interrupt(interrupt)?;
     let delete_data = table.table_type == apiary_metastore::TableType::Managed;
     let intent = new_intent(owner, IntentKind::DropTable, table, delete_data);
     metastore.record_intent(&intent).await?;
@@ -187,9 +222,12 @@ pub(crate) async fn drop(
         cause
     };
     if let Some(h) = hook {
-        if let Err(e) = h.pre_drop_table(table).await {
-            return Err(abandon(ddl_error(e)).await);
+        if let Err(e) = unless_interrupted(interrupt, h.pre_drop_table(table)).await {
+            return Err(abandon(e).await);
         }
+    }
+    if let Err(e) = check_interrupt(interrupt) {
+        return Err(abandon(e).await);
     }
     if let Err(e) = metastore.commit_drop_intent(&intent.id).await {
         match metastore.abort_intent(&intent.id).await {

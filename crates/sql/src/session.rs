@@ -22,6 +22,8 @@ use datafusion::sql::sqlparser::dialect::HiveDialect;
 use datafusion::sql::sqlparser::parser::{Parser, ParserError};
 use datafusion::sql::sqlparser::tokenizer::Tokenizer;
 
+use tokio_util::sync::CancellationToken;
+
 use crate::catalog::HiveCatalog;
 use crate::error::SqlError;
 use crate::pattern::hive_like;
@@ -259,11 +261,12 @@ impl Engine {
             metastore: self.metastore.clone(),
             warehouse: self.warehouse.clone(),
             user: opts.user,
-            database: DEFAULT_DATABASE.to_string(),
+            database: Arc::new(parking_lot::Mutex::new(DEFAULT_DATABASE.to_string())),
             hiveconf: self.defaults.clone(),
             defaults: self.defaults.clone(),
             hivevar: opts.hivevar,
             notes: Default::default(),
+            interrupt: CancellationToken::new(),
         };
         for (k, v) in opts.hiveconf {
             session.set_conf(&k, &v)?;
@@ -281,7 +284,7 @@ pub enum Prepared {
     /// A query whose rows are streamed from DataFusion.
     Query {
         /// The plan, kept so the query can be run again (FETCH_FIRST).
-        plan: LogicalPlan,
+        plan: QueryPlan,
         /// The result schema.
         schema: SchemaRef,
     },
@@ -298,10 +301,57 @@ pub enum Prepared {
     Task(Task),
 }
 
-/// Work an operation runs (writing an INSERT's rows): a future, awaited by the operation.
-pub struct Task(
-    pub std::pin::Pin<Box<dyn std::future::Future<Output = Result<(), SqlError>> + Send>>,
-);
+/// A planned query, opaque to the layers above: run it (again, for FETCH_FIRST) with
+/// [`QueryPlan::stream`].
+#[derive(Clone)]
+pub struct QueryPlan {
+    ctx: SessionContext,
+    plan: LogicalPlan,
+}
+
+impl std::fmt::Debug for QueryPlan {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("QueryPlan")
+            .field("schema", self.plan.schema())
+            .finish()
+    }
+}
+
+impl QueryPlan {
+    /// Starts the query; its rows arrive on the stream.
+    pub async fn stream(&self) -> Result<SendableRecordBatchStream, SqlError> {
+        execute(&self.ctx, self.plan.clone()).await
+    }
+
+    /// The logical plan (for the SQL layer's own tests and EXPLAIN-like tools).
+    pub fn logical(&self) -> &LogicalPlan {
+        &self.plan
+    }
+}
+
+/// How long a cancelled or timed-out task may take to settle (finish or undo what it was
+/// doing, a remote call it was inside included) before its work is dropped and what it left is
+/// start-up recovery's.
+pub const TASK_SETTLE: std::time::Duration = std::time::Duration::from_secs(30);
+
+type TaskWork = Box<
+    dyn FnOnce(
+            CancellationToken,
+        )
+            -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<(), SqlError>> + Send>>
+        + Send,
+>;
+
+/// Work with a side effect that runs as an operation (DDL, LOAD, INSERT, CTAS), so it can run
+/// asynchronously, time out and be cancelled. The operation starts it with a token that is
+/// cancelled when the client cancels or the query timeout passes; the work then settles, that
+/// is, it ends with [`SqlError::Cancelled`] having either finished or undone what it did (a
+/// DDL inside a storage handler's call follows the intent journal). Compiling a statement
+/// never runs it.
+pub struct Task {
+    work: TaskWork,
+    notes: Arc<parking_lot::Mutex<Vec<String>>>,
+}
 
 impl std::fmt::Debug for Task {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -309,14 +359,47 @@ impl std::fmt::Debug for Task {
     }
 }
 
-impl std::future::Future for Task {
-    type Output = Result<(), SqlError>;
+impl Task {
+    /// Work that holds nothing half done when dropped (an INSERT's staged writer cleans up
+    /// after itself): at the interrupt it is dropped.
+    pub(crate) fn abortable(
+        work: impl std::future::Future<Output = Result<(), SqlError>> + Send + 'static,
+    ) -> Self {
+        Self::cooperative(Default::default(), move |interrupt| {
+            Box::pin(async move {
+                tokio::select! {
+                    biased;
+                    _ = interrupt.cancelled() => Err(SqlError::Cancelled),
+                    r = work => r,
+                }
+            })
+        })
+    }
 
-    fn poll(
-        mut self: std::pin::Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<Self::Output> {
-        self.0.as_mut().poll(cx)
+    /// Work that watches the interrupt itself and settles at its safe points.
+    pub(crate) fn cooperative(
+        notes: Arc<parking_lot::Mutex<Vec<String>>>,
+        work: impl FnOnce(
+                CancellationToken,
+            ) -> std::pin::Pin<
+                Box<dyn std::future::Future<Output = Result<(), SqlError>> + Send>,
+            > + Send
+            + 'static,
+    ) -> Self {
+        Self {
+            work: Box::new(work),
+            notes,
+        }
+    }
+
+    /// Runs the work; `interrupt` is cancelled to make it settle.
+    pub async fn run(self, interrupt: CancellationToken) -> Result<(), SqlError> {
+        (self.work)(interrupt).await
+    }
+
+    /// What the work noted for its user (files it kept), for the operation log.
+    pub fn notes(&self) -> Arc<parking_lot::Mutex<Vec<String>>> {
+        self.notes.clone()
     }
 }
 
@@ -332,20 +415,25 @@ pub struct SqlSession {
     metastore: Arc<dyn Metastore>,
     warehouse: PathBuf,
     user: String,
-    database: String,
+    /// The current database, shared with the session's running tasks (DROP DATABASE of the
+    /// current one moves the session to `default`).
+    database: Arc<parking_lot::Mutex<String>>,
     hiveconf: BTreeMap<String, String>,
     defaults: BTreeMap<String, String>,
     hivevar: BTreeMap<String, String>,
     /// Things a statement did that its user should hear of (files it kept), for the
     /// operation log.
-    notes: parking_lot::Mutex<Vec<String>>,
+    notes: Arc<parking_lot::Mutex<Vec<String>>>,
+    /// Cancelled when the operation running this (forked) session's task is cancelled or
+    /// times out; never for a client's own session.
+    interrupt: CancellationToken,
 }
 
 impl std::fmt::Debug for SqlSession {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("SqlSession")
             .field("user", &self.user)
-            .field("database", &self.database)
+            .field("database", &*self.database.lock())
             .finish()
     }
 }
@@ -387,8 +475,36 @@ impl SqlSession {
     }
 
     /// The current database.
-    pub fn database(&self) -> &str {
-        &self.database
+    pub fn database(&self) -> String {
+        self.database.lock().clone()
+    }
+
+    /// A copy of this session for a task to run in: the same context, catalog and current
+    /// database; a snapshot of the configuration; notes of its own; an interrupt the task
+    /// sets.
+    pub(crate) fn fork(&self) -> SqlSession {
+        SqlSession {
+            handlers: self.handlers.clone(),
+            owner: self.owner.clone(),
+            tag: self.tag.clone(),
+            unavailable: self.unavailable.clone(),
+            ctx: self.ctx.clone(),
+            catalog: self.catalog.clone(),
+            metastore: self.metastore.clone(),
+            warehouse: self.warehouse.clone(),
+            user: self.user.clone(),
+            database: self.database.clone(),
+            hiveconf: self.hiveconf.clone(),
+            defaults: self.defaults.clone(),
+            hivevar: self.hivevar.clone(),
+            notes: Default::default(),
+            interrupt: CancellationToken::new(),
+        }
+    }
+
+    /// Cancelled when the task this session runs must settle.
+    pub(crate) fn interrupt(&self) -> &CancellationToken {
+        &self.interrupt
     }
 
     /// A Hive configuration value of this session.
@@ -420,7 +536,7 @@ impl SqlSession {
             .options_mut()
             .catalog
             .default_schema = db.to_string();
-        self.database = db.to_string();
+        *self.database.lock() = db.to_string();
     }
 
     /// The DataFusion context (shared with running operations).
@@ -521,7 +637,7 @@ impl SqlSession {
             "create" | "drop" | "alter" | "describe" | "desc" | "show" | "truncate" | "msck"
             | "load" | "insert" => {
                 if let Some(stmt) = crate::ddl::parse(text)? {
-                    return self.run_hive(stmt).await;
+                    return self.compile_hive(stmt).await;
                 }
             }
             _ => {}
@@ -545,6 +661,32 @@ impl SqlSession {
         self.plan_sql(text).await
     }
 
+    /// A parsed Hive statement: what only reads (DESCRIBE, SHOW) runs now; INSERT is planned
+    /// now and written by its task; every other statement with a side effect becomes a task
+    /// that runs it in a fork of this session when its operation starts.
+    async fn compile_hive(
+        &mut self,
+        stmt: crate::ddl::HiveStatement,
+    ) -> Result<Prepared, SqlError> {
+        if stmt.is_read_only() || matches!(stmt, crate::ddl::HiveStatement::Insert { .. }) {
+            return self.run_hive(stmt).await;
+        }
+        let mut fork = self.fork();
+        let notes = fork.notes.clone();
+        Ok(Prepared::Task(Task::cooperative(notes, move |interrupt| {
+            Box::pin(async move {
+                fork.interrupt = interrupt;
+                if fork.interrupt.is_cancelled() {
+                    return Err(SqlError::Cancelled);
+                }
+                match fork.run_hive(stmt).await? {
+                    Prepared::Task(inner) => inner.run(fork.interrupt.clone()).await,
+                    Prepared::Query { .. } | Prepared::Rows { .. } | Prepared::Done => Ok(()),
+                }
+            })
+        })))
+    }
+
     /// The deepest nesting of expressions and queries a statement may have: a server
     /// setting, which a session cannot raise.
     fn max_nesting(&self) -> usize {
@@ -558,7 +700,7 @@ impl SqlSession {
     pub(crate) async fn plan_query(&mut self, text: &str) -> Result<LogicalPlan, SqlError> {
         match self.plan_sql(text).await? {
             // Analyzed, so column types are those of the rows (CTAS, views, INSERT's checks).
-            Prepared::Query { plan, .. } => analyze(&self.ctx.state(), plan),
+            Prepared::Query { plan, .. } => analyze(&self.ctx.state(), plan.plan),
             _ => Err(SqlError::Semantic(
                 "[Error 10000]: expected a query (SELECT or VALUES)".into(),
             )),
@@ -608,13 +750,15 @@ impl SqlSession {
             .map_err(SqlError::from_planning)?;
         match &plan {
             LogicalPlan::Ddl(_) | LogicalPlan::Dml(_) | LogicalPlan::Copy(_) => {
-                let df = self
-                    .ctx
-                    .execute_logical_plan(plan)
-                    .await
-                    .map_err(SqlError::from_planning)?;
-                df.collect().await.map_err(SqlError::from_execution)?;
-                Ok(Prepared::Done)
+                let ctx = self.ctx.clone();
+                Ok(Prepared::Task(Task::abortable(async move {
+                    let df = ctx
+                        .execute_logical_plan(plan)
+                        .await
+                        .map_err(SqlError::from_planning)?;
+                    df.collect().await.map_err(SqlError::from_execution)?;
+                    Ok(())
+                })))
             }
             LogicalPlan::Statement(_) => Err(SqlError::Unsupported(
                 "this statement is not supported; use SET, RESET or USE".into(),
@@ -622,7 +766,13 @@ impl SqlSession {
             _ if explain => self.explain(plan).await,
             _ => {
                 let schema = result_schema(&state, &plan)?;
-                Ok(Prepared::Query { plan, schema })
+                Ok(Prepared::Query {
+                    plan: QueryPlan {
+                        ctx: self.ctx.clone(),
+                        plan,
+                    },
+                    schema,
+                })
             }
         }
     }

@@ -199,9 +199,7 @@ async fn run(
     let prepared = session.prepare(sql).await.map_err(|e| e.hive_message())?;
     match prepared {
         Prepared::Query { plan, .. } => {
-            let mut stream = apiary_sql::session::execute(session.context(), plan)
-                .await
-                .map_err(|e| e.hive_message())?;
+            let mut stream = plan.stream().await.map_err(|e| e.hive_message())?;
             let mut batches = Vec::new();
             while let Some(b) = stream.next().await {
                 batches
@@ -211,7 +209,11 @@ async fn run(
         }
         Prepared::Rows { batches, .. } => Ok(Some(batches)),
         Prepared::Done => Ok(None),
-        Prepared::Task(task) => task.await.map(|_| None).map_err(|e| e.hive_message()),
+        Prepared::Task(task) => task
+            .run(Default::default())
+            .await
+            .map(|_| None)
+            .map_err(|e| e.hive_message()),
     }
 }
 

@@ -1,0 +1,128 @@
+//! Apiary's Arrow Flight SQL endpoint: a second front end on the same gateway as
+//! HiveServer2, so both share sessions, the metastore, the storage handlers, configuration
+//! (`SET`, `USE`), operation logs, limits and cancellation.
+//!
+//! A client authenticates with the Flight handshake (HTTP Basic user name and password, as
+//! HiveServer2's SASL PLAIN carries them) and gets `authorization: Bearer <token>` back; the
+//! token names the session it opened and must come with every later call. Queries are
+//! operations of that session: GetFlightInfo compiles the statement and starts it, returning
+//! at once with the schema and a ticket naming the operation; DoGet streams its batches as
+//! the client reads (the operation's two-batch buffer and the session's result budget bound
+//! the memory, as for HiveServer2). A statement without a result set (DDL, INSERT, SET)
+//! runs to its end inside GetFlightInfo or CommandStatementUpdate, so its error is the
+//! call's error.
+
+#![warn(missing_docs)]
+
+mod params;
+mod service;
+mod types;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use apiary_gateway::Gateway;
+use arrow_flight::flight_service_server::FlightServiceServer;
+use tokio::net::TcpListener;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+pub use service::ApiaryFlightSql;
+
+/// Settings of the Flight SQL endpoint.
+#[derive(Debug, Clone)]
+pub struct FlightSqlConfig {
+    /// Address to bind.
+    pub bind: String,
+    /// Port (`apiary.flightsql.port`; 0 picks a free one).
+    pub port: u16,
+    /// Largest message accepted or sent, in bytes (`hive.server2.thrift.max.message.size`).
+    pub max_message_size: usize,
+    /// Time given to open streams to finish at shutdown.
+    pub shutdown_grace: Duration,
+}
+
+impl Default for FlightSqlConfig {
+    fn default() -> Self {
+        Self {
+            bind: "127.0.0.1".into(),
+            port: 10003,
+            max_message_size: 104_857_600,
+            shutdown_grace: Duration::from_secs(5),
+        }
+    }
+}
+
+/// Error starting the endpoint.
+#[derive(Debug, thiserror::Error)]
+pub enum FlightSqlError {
+    /// The address could not be bound.
+    #[error("cannot listen on {addr}: {source}")]
+    Bind {
+        /// The address.
+        addr: String,
+        /// Why.
+        source: std::io::Error,
+    },
+}
+
+/// The running endpoint.
+#[derive(Debug)]
+pub struct FlightSqlEndpoint {
+    /// The bound address.
+    pub addr: SocketAddr,
+    task: JoinHandle<()>,
+    shutdown: CancellationToken,
+    grace: Duration,
+}
+
+impl FlightSqlEndpoint {
+    /// Binds and starts serving.
+    pub async fn start(
+        gateway: Arc<Gateway>,
+        config: FlightSqlConfig,
+    ) -> Result<Self, FlightSqlError> {
+        let addr = format!("{}:{}", config.bind, config.port);
+        let listener = TcpListener::bind(&addr)
+            .await
+            .map_err(|source| FlightSqlError::Bind {
+                addr: addr.clone(),
+                source,
+            })?;
+        let bound = listener
+            .local_addr()
+            .map_err(|source| FlightSqlError::Bind { addr, source })?;
+        let service = FlightServiceServer::new(ApiaryFlightSql::new(gateway))
+            .max_decoding_message_size(config.max_message_size)
+            .max_encoding_message_size(config.max_message_size);
+        let shutdown = CancellationToken::new();
+        let stop = shutdown.clone();
+        let incoming =
+            tonic::transport::server::TcpIncoming::from(listener).with_nodelay(Some(true));
+        let task = tokio::spawn(async move {
+            let served = tonic::transport::Server::builder()
+                .add_service(service)
+                .serve_with_incoming_shutdown(incoming, stop.cancelled_owned())
+                .await;
+            if let Err(e) = served {
+                tracing::error!(error = %e, "the Flight SQL endpoint stopped");
+            }
+        });
+        Ok(Self {
+            addr: bound,
+            task,
+            shutdown,
+            grace: config.shutdown_grace,
+        })
+    }
+
+    /// Stops accepting and waits for open calls (bounded by the grace period).
+    pub async fn shutdown(self) {
+        self.shutdown.cancel();
+        let mut task = self.task;
+        if tokio::time::timeout(self.grace, &mut task).await.is_err() {
+            task.abort();
+        }
+    }
+}

@@ -1,0 +1,166 @@
+//! Parameters of prepared statements: each `?` outside quotes and comments takes one bound
+//! value as a HiveQL literal, as Hive's own JDBC driver substitutes them (HiveServer2 has no
+//! server-side parameters).
+
+use arrow::array::{Array, ArrayRef, RecordBatch};
+use arrow::datatypes::DataType;
+use arrow::util::display::{ArrayFormatter, FormatOptions};
+
+/// Where the `?` placeholders of `sql` are (byte offsets), skipping quoted text, backquoted
+/// names and comments.
+pub(crate) fn placeholders(sql: &str) -> Vec<usize> {
+    let bytes = sql.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            q @ (b'\'' | b'"' | b'`') => {
+                i += 1;
+                while i < bytes.len() && bytes[i] != q {
+                    // Backslash escapes inside string literals (not in backquoted names).
+                    if bytes[i] == b'\\' && q != b'`' {
+                        i += 1;
+                    }
+                    i += 1;
+                }
+            }
+            b'-' if bytes.get(i + 1) == Some(&b'-') => {
+                while i < bytes.len() && bytes[i] != b'\n' {
+                    i += 1;
+                }
+            }
+            b'/' if bytes.get(i + 1) == Some(&b'*') => {
+                i += 2;
+                while i + 1 < bytes.len() && !(bytes[i] == b'*' && bytes[i + 1] == b'/') {
+                    i += 1;
+                }
+                i += 1;
+            }
+            b'?' => out.push(i),
+            _ => {}
+        }
+        i += 1;
+    }
+    out
+}
+
+/// `sql` with its placeholders replaced by row `row` of `params`.
+pub(crate) fn bind(sql: &str, params: &RecordBatch, row: usize) -> Result<String, String> {
+    let at = placeholders(sql);
+    if at.len() != params.num_columns() {
+        return Err(format!(
+            "the statement has {} parameter markers but {} parameter values were bound",
+            at.len(),
+            params.num_columns()
+        ));
+    }
+    let mut out = String::with_capacity(sql.len() + 16 * at.len());
+    let mut last = 0;
+    for (pos, column) in at.iter().zip(params.columns()) {
+        out.push_str(&sql[last..*pos]);
+        out.push_str(&literal(column, row)?);
+        last = pos + 1;
+    }
+    out.push_str(&sql[last..]);
+    Ok(out)
+}
+
+/// One value as a HiveQL literal of its type.
+fn literal(array: &ArrayRef, row: usize) -> Result<String, String> {
+    if array.is_null(row) {
+        return Ok("NULL".into());
+    }
+    let options = FormatOptions::default().with_display_error(true);
+    let formatter = ArrayFormatter::try_new(array.as_ref(), &options).map_err(|e| e.to_string())?;
+    let text = formatter.value(row).to_string();
+    Ok(match array.data_type() {
+        DataType::Boolean => text.to_uppercase(),
+        DataType::Int8 => format!("CAST({text} AS TINYINT)"),
+        DataType::Int16 => format!("CAST({text} AS SMALLINT)"),
+        DataType::Int32 | DataType::UInt8 | DataType::UInt16 => text,
+        DataType::Int64 | DataType::UInt32 | DataType::UInt64 => format!("CAST({text} AS BIGINT)"),
+        DataType::Float32 => format!("CAST({text} AS FLOAT)"),
+        DataType::Float64 => match text.as_str() {
+            "NaN" | "inf" | "-inf" => format!("CAST('{text}' AS DOUBLE)"),
+            _ if text.contains(['.', 'e', 'E']) => text,
+            _ => format!("{text}.0"),
+        },
+        DataType::Decimal128(p, s) | DataType::Decimal256(p, s) => {
+            format!("CAST('{text}' AS DECIMAL({p},{s}))")
+        }
+        DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => quote(&text),
+        DataType::Date32 | DataType::Date64 => format!("DATE {}", quote(&text)),
+        DataType::Timestamp(_, _) => format!("TIMESTAMP {}", quote(&text.replace('T', " "))),
+        other => {
+            return Err(format!(
+                "a parameter of type {other} cannot be bound (use strings, numbers, booleans, dates or timestamps)"
+            ))
+        }
+    })
+}
+
+/// A HiveQL string literal: backslash and quote escaped as Hive reads them.
+fn quote(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('\'');
+    for c in s.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '\'' => out.push_str("\\'"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\0' => out.push_str("\\0"),
+            c => out.push(c),
+        }
+    }
+    out.push('\'');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+
+    use arrow::array::{BooleanArray, Float64Array, Int64Array, StringArray};
+    use arrow::datatypes::{Field, Schema};
+
+    #[test]
+    fn markers_in_quotes_and_comments_are_not_parameters() {
+        let sql = "select '?', `a?b`, \"x\\\"?\" -- ?\n, ? /* ? */ , ?";
+        let at = placeholders(sql);
+        assert_eq!(at.len(), 2);
+        assert!(at.iter().all(|i| &sql[*i..*i + 1] == "?"));
+    }
+
+    #[test]
+    fn values_become_typed_literals() {
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("a", DataType::Int64, true),
+            Field::new("b", DataType::Utf8, true),
+            Field::new("c", DataType::Float64, true),
+            Field::new("d", DataType::Boolean, true),
+        ]));
+        let batch = RecordBatch::try_new(
+            schema,
+            vec![
+                Arc::new(Int64Array::from(vec![Some(7), None])),
+                Arc::new(StringArray::from(vec![Some("it's a\\b"), Some("x")])),
+                Arc::new(Float64Array::from(vec![Some(2.0), Some(0.5)])),
+                Arc::new(BooleanArray::from(vec![Some(true), None])),
+            ],
+        )
+        .unwrap();
+        let sql = "insert into t values (?, ?, ?, ?)";
+        assert_eq!(
+            bind(sql, &batch, 0).unwrap(),
+            "insert into t values (CAST(7 AS BIGINT), 'it\\'s a\\\\b', 2.0, TRUE)"
+        );
+        assert_eq!(
+            bind(sql, &batch, 1).unwrap(),
+            "insert into t values (NULL, 'x', 0.5, NULL)"
+        );
+        assert!(bind("select ?", &batch, 0).is_err());
+    }
+}
