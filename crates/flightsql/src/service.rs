@@ -273,8 +273,24 @@ impl ApiaryFlightSql {
     }
 }
 
-/// A FlightInfo whose one ticket is `command` itself, for the catalog commands: DoGet
-/// answers it from the metastore when the client reads.
+impl ApiaryFlightSql {
+    /// For a caller with a session, a FlightInfo whose one ticket is `command` itself (the
+    /// catalog commands): DoGet answers it from the metastore when the client reads.
+    fn command_info(
+        &self,
+        command: &impl ProstMessageExt,
+        schema: &Schema,
+        request: Request<FlightDescriptor>,
+    ) -> Result<Response<FlightInfo>, Status> {
+        self.session(request.metadata())?;
+        Ok(Response::new(command_info(
+            command,
+            schema,
+            request.into_inner(),
+        )?))
+    }
+}
+
 fn command_info(
     command: &impl ProstMessageExt,
     schema: &Schema,
@@ -508,13 +524,8 @@ impl arrow_flight::sql::server::FlightSqlService for ApiaryFlightSql {
         query: CommandGetCatalogs,
         request: Request<FlightDescriptor>,
     ) -> Result<Response<FlightInfo>, Status> {
-        self.session(request.metadata())?;
         let schema = query.clone().into_builder().schema();
-        Ok(Response::new(command_info(
-            &query,
-            &schema,
-            request.into_inner(),
-        )?))
+        self.command_info(&query, &schema, request)
     }
 
     async fn do_get_catalogs(
@@ -533,13 +544,8 @@ impl arrow_flight::sql::server::FlightSqlService for ApiaryFlightSql {
         query: CommandGetDbSchemas,
         request: Request<FlightDescriptor>,
     ) -> Result<Response<FlightInfo>, Status> {
-        self.session(request.metadata())?;
         let schema = query.clone().into_builder().schema();
-        Ok(Response::new(command_info(
-            &query,
-            &schema,
-            request.into_inner(),
-        )?))
+        self.command_info(&query, &schema, request)
     }
 
     async fn do_get_schemas(
@@ -568,13 +574,8 @@ impl arrow_flight::sql::server::FlightSqlService for ApiaryFlightSql {
         query: CommandGetTables,
         request: Request<FlightDescriptor>,
     ) -> Result<Response<FlightInfo>, Status> {
-        self.session(request.metadata())?;
         let schema = query.clone().into_builder().schema();
-        Ok(Response::new(command_info(
-            &query,
-            &schema,
-            request.into_inner(),
-        )?))
+        self.command_info(&query, &schema, request)
     }
 
     async fn do_get_tables(
@@ -611,13 +612,8 @@ impl arrow_flight::sql::server::FlightSqlService for ApiaryFlightSql {
         query: CommandGetTableTypes,
         request: Request<FlightDescriptor>,
     ) -> Result<Response<FlightInfo>, Status> {
-        self.session(request.metadata())?;
         let schema = query.clone().into_builder().schema();
-        Ok(Response::new(command_info(
-            &query,
-            &schema,
-            request.into_inner(),
-        )?))
+        self.command_info(&query, &schema, request)
     }
 
     async fn do_get_table_types(
@@ -637,17 +633,12 @@ impl arrow_flight::sql::server::FlightSqlService for ApiaryFlightSql {
         query: CommandGetSqlInfo,
         request: Request<FlightDescriptor>,
     ) -> Result<Response<FlightInfo>, Status> {
-        self.session(request.metadata())?;
         let info = self
             .sql_info
             .as_ref()
             .ok_or_else(|| Status::internal("no SQL info"))?;
         let schema = query.clone().into_builder(info).schema();
-        Ok(Response::new(command_info(
-            &query,
-            &schema,
-            request.into_inner(),
-        )?))
+        self.command_info(&query, &schema, request)
     }
 
     async fn do_get_sql_info(
@@ -668,12 +659,7 @@ impl arrow_flight::sql::server::FlightSqlService for ApiaryFlightSql {
         query: CommandGetPrimaryKeys,
         request: Request<FlightDescriptor>,
     ) -> Result<Response<FlightInfo>, Status> {
-        self.session(request.metadata())?;
-        Ok(Response::new(command_info(
-            &query,
-            &primary_keys_schema(),
-            request.into_inner(),
-        )?))
+        self.command_info(&query, &primary_keys_schema(), request)
     }
 
     async fn do_get_primary_keys(
@@ -691,16 +677,11 @@ impl arrow_flight::sql::server::FlightSqlService for ApiaryFlightSql {
         query: CommandGetXdbcTypeInfo,
         request: Request<FlightDescriptor>,
     ) -> Result<Response<FlightInfo>, Status> {
-        self.session(request.metadata())?;
         let types = self
             .xdbc
             .as_ref()
             .ok_or_else(|| Status::internal("no type info"))?;
-        Ok(Response::new(command_info(
-            &query,
-            &types.schema(),
-            request.into_inner(),
-        )?))
+        self.command_info(&query, &types.schema(), request)
     }
 
     async fn do_get_xdbc_type_info(

@@ -93,13 +93,9 @@ pub fn catalogs() -> Prepared {
 
 /// GetSchemas: the databases matching `pattern`, read from the metastore.
 pub async fn schemas(ctx: &SessionContext, pattern: Option<&str>) -> Result<Prepared, SqlError> {
-    let names = match crate::catalog::HiveCatalog::of(ctx) {
-        Some(metastore) => metastore.list_databases().await?,
-        None => vec![],
-    };
-    let rows = names
+    let rows = database_names(ctx, pattern)
+        .await?
         .into_iter()
-        .filter(|d| jdbc_like(pattern, d))
         .map(|d| vec![s(d), s("")])
         .collect();
     Ok(table(
@@ -137,6 +133,20 @@ fn classic(t: apiary_metastore::TableType) -> &'static str {
         apiary_metastore::TableType::VirtualView => "VIEW",
         _ => "TABLE",
     }
+}
+
+/// The matching tables of the wanted types (none or an empty list: all).
+async fn typed_tables(
+    ctx: &SessionContext,
+    schema_pattern: Option<&str>,
+    table_pattern: Option<&str>,
+    types: Option<&[String]>,
+) -> Result<Vec<apiary_metastore::Table>, SqlError> {
+    let mut tables = matching_tables(ctx, schema_pattern, table_pattern).await?;
+    if let Some(types) = types.filter(|t| !t.is_empty()) {
+        tables.retain(|t| type_wanted(t.table_type, types));
+    }
+    Ok(tables)
 }
 
 async fn matching_tables(
@@ -210,12 +220,7 @@ pub async fn table_infos(
     types: Option<&[String]>,
 ) -> Result<Vec<TableInfo>, SqlError> {
     let mut out = Vec::new();
-    for t in matching_tables(ctx, schema_pattern, table_pattern).await? {
-        if let Some(types) = types.filter(|t| !t.is_empty()) {
-            if !type_wanted(t.table_type, types) {
-                continue;
-            }
-        }
+    for t in typed_tables(ctx, schema_pattern, table_pattern, types).await? {
         let fields: Vec<Field> =
             t.sd.columns
                 .iter()
@@ -249,12 +254,7 @@ pub async fn tables(
     types: Option<&[String]>,
 ) -> Result<Prepared, SqlError> {
     let mut rows = Vec::new();
-    for t in matching_tables(ctx, schema_pattern, table_pattern).await? {
-        if let Some(types) = types.filter(|t| !t.is_empty()) {
-            if !type_wanted(t.table_type, types) {
-                continue;
-            }
-        }
+    for t in typed_tables(ctx, schema_pattern, table_pattern, types).await? {
         rows.push(vec![
             s(""),
             s(t.database.clone()),
