@@ -99,23 +99,34 @@ fn literal(array: &ArrayRef, row: usize) -> Result<String, String> {
     })
 }
 
-/// A HiveQL string literal: backslash and quote escaped as Hive reads them.
+/// A string as a HiveQL expression of that exact text. Quotes and backslashes are the two
+/// characters whose reading inside a literal differs between dialects (doubled quotes,
+/// backslash escapes, adjacent literals), so a text holding them is spelled with `chr`:
+/// `concat('it', chr(39), 's')` means the same to every reader.
 fn quote(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('\'');
+    if !s.contains(['\'', '\\']) {
+        return format!("'{s}'");
+    }
+    let mut parts = Vec::new();
+    let mut plain = String::new();
     for c in s.chars() {
-        match c {
-            '\\' => out.push_str("\\\\"),
-            '\'' => out.push_str("\\'"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\0' => out.push_str("\\0"),
-            c => out.push(c),
+        if c == '\'' || c == '\\' {
+            if !plain.is_empty() {
+                parts.push(format!("'{}'", std::mem::take(&mut plain)));
+            }
+            parts.push(format!("chr({})", u32::from(c)));
+        } else {
+            plain.push(c);
         }
     }
-    out.push('\'');
-    out
+    if !plain.is_empty() {
+        parts.push(format!("'{plain}'"));
+    }
+    if parts.len() == 1 {
+        // concat of one argument is still a function call every reader knows.
+        parts.push("''".into());
+    }
+    format!("concat({})", parts.join(", "))
 }
 
 #[cfg(test)]
@@ -155,7 +166,7 @@ mod tests {
         let sql = "insert into t values (?, ?, ?, ?)";
         assert_eq!(
             bind(sql, &batch, 0).unwrap(),
-            "insert into t values (CAST(7 AS BIGINT), 'it\\'s a\\\\b', 2.0, TRUE)"
+            "insert into t values (CAST(7 AS BIGINT), concat('it', chr(39), 's a', chr(92), 'b'), 2.0, TRUE)"
         );
         assert_eq!(
             bind(sql, &batch, 1).unwrap(),

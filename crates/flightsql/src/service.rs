@@ -32,7 +32,7 @@ use prost::Message;
 use tonic::metadata::MetadataMap;
 use tonic::{Request, Response, Status, Streaming};
 
-use crate::types::{flight_schema, sql_info, xdbc_types, CATALOG};
+use crate::types::{conform, flight_schema, sql_info, xdbc_types, CATALOG};
 
 /// Rows asked of the operation per fetch while streaming (a few of DataFusion's batches).
 const FETCH_ROWS: usize = 65_536;
@@ -264,8 +264,8 @@ impl ApiaryFlightSql {
         .flatten();
         // The batches take the schema the client was given (with its Flight SQL metadata).
         let given = schema.clone();
-        let batches = batches
-            .map(move |b| b.and_then(|b| b.with_schema(given.clone()).map_err(FlightError::Arrow)));
+        let batches =
+            batches.map(move |b| b.and_then(|b| conform(b, &given).map_err(FlightError::Arrow)));
         let encoded = FlightDataEncoderBuilder::new()
             .with_schema(schema)
             .build(batches);
@@ -322,10 +322,10 @@ fn one_batch<E: std::fmt::Display>(
 /// The parameter rows a DoPut carries.
 async fn read_batches(stream: PeekableFlightDataStream) -> Result<Option<RecordBatch>, Status> {
     let batches: Vec<RecordBatch> =
+        // The stream itself, not its inner one: the first message (the descriptor and the
+        // schema) was peeked at to route the call and would be lost.
         arrow_flight::decode::FlightRecordBatchStream::new_from_flight_data(
-            stream
-                .into_inner()
-                .map_err(|e| FlightError::Tonic(Box::new(e))),
+            stream.map_err(|e| FlightError::Tonic(Box::new(e))),
         )
         .try_collect()
         .await
@@ -360,8 +360,9 @@ impl arrow_flight::sql::server::FlightSqlService for ApiaryFlightSql {
                 "the handshake needs HTTP Basic credentials (authorization: Basic ...)",
             ));
         };
-        let decoded = base64::engine::general_purpose::STANDARD
-            .decode(encoded.trim())
+        // With or without padding: Arrow's Go client (ADBC) sends it unpadded.
+        let decoded = base64::engine::general_purpose::STANDARD_NO_PAD
+            .decode(encoded.trim().trim_end_matches('='))
             .ok()
             .and_then(|b| String::from_utf8(b).ok())
             .ok_or_else(|| Status::unauthenticated("malformed Basic credentials"))?;
@@ -524,7 +525,7 @@ impl arrow_flight::sql::server::FlightSqlService for ApiaryFlightSql {
         query: CommandGetCatalogs,
         request: Request<FlightDescriptor>,
     ) -> Result<Response<FlightInfo>, Status> {
-        let schema = query.clone().into_builder().schema();
+        let schema = query.into_builder().schema();
         self.command_info(&query, &schema, request)
     }
 
@@ -612,7 +613,7 @@ impl arrow_flight::sql::server::FlightSqlService for ApiaryFlightSql {
         query: CommandGetTableTypes,
         request: Request<FlightDescriptor>,
     ) -> Result<Response<FlightInfo>, Status> {
-        let schema = query.clone().into_builder().schema();
+        let schema = query.into_builder().schema();
         self.command_info(&query, &schema, request)
     }
 

@@ -5,7 +5,9 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use apiary_gateway::HiveType;
-use arrow::datatypes::{Field, Schema, SchemaRef};
+use arrow::array::RecordBatch;
+use arrow::datatypes::{DataType, Field, FieldRef, IntervalUnit, Schema, SchemaRef, TimeUnit};
+use arrow::error::ArrowError;
 use arrow_flight::sql::metadata::{
     SqlInfoData, SqlInfoDataBuilder, XdbcTypeInfo, XdbcTypeInfoData, XdbcTypeInfoDataBuilder,
 };
@@ -52,10 +54,53 @@ pub(crate) fn flight_schema(schema: &Schema, table: Option<(&str, &str)>) -> Sch
                 meta.insert(SCHEMA_NAME.into(), db.into());
                 meta.insert(TABLE_NAME.into(), t.into());
             }
-            f.as_ref().clone().with_metadata(meta)
+            f.as_ref()
+                .clone()
+                .with_data_type(wire_type(f.data_type()))
+                .with_metadata(meta)
         })
         .collect();
     Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone()))
+}
+
+/// The Arrow type a column travels as (inside nested types too): Hive's timestamps have
+/// microsecond precision here, so a timestamp of any unit travels in microseconds; a
+/// year-month interval travels as a month-day-nano one holding only months (the same value,
+/// in the interval type every Arrow client reads; pyarrow cannot read year-month ones).
+fn wire_type(t: &DataType) -> DataType {
+    let field = |f: &FieldRef| -> FieldRef {
+        Arc::new(f.as_ref().clone().with_data_type(wire_type(f.data_type())))
+    };
+    match t {
+        DataType::Timestamp(_, tz) => DataType::Timestamp(TimeUnit::Microsecond, tz.clone()),
+        DataType::Interval(IntervalUnit::YearMonth) => {
+            DataType::Interval(IntervalUnit::MonthDayNano)
+        }
+        DataType::List(f) => DataType::List(field(f)),
+        DataType::LargeList(f) => DataType::LargeList(field(f)),
+        DataType::FixedSizeList(f, n) => DataType::FixedSizeList(field(f), *n),
+        DataType::Struct(fs) => DataType::Struct(fs.iter().map(field).collect()),
+        DataType::Map(f, sorted) => DataType::Map(field(f), *sorted),
+        other => other.clone(),
+    }
+}
+
+/// A batch as the client was told it comes (`schema`, from [`flight_schema`]): columns whose
+/// type differs (see [`wire_type`]) are cast, and the schema's metadata is attached.
+pub(crate) fn conform(batch: RecordBatch, schema: &SchemaRef) -> Result<RecordBatch, ArrowError> {
+    let columns = batch
+        .columns()
+        .iter()
+        .zip(schema.fields())
+        .map(|(a, f)| {
+            if a.data_type() == f.data_type() {
+                Ok(a.clone())
+            } else {
+                arrow::compute::cast(a, f.data_type())
+            }
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    RecordBatch::try_new(schema.clone(), columns)
 }
 
 /// Hive's type name without its parameters (`VARCHAR`, `DECIMAL`, `ARRAY<INT>`).

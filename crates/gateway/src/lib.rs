@@ -273,7 +273,9 @@ impl Gateway {
         let notes = sql.take_notes();
         drop(sql);
         let (schema, source) = match prepared {
-            Ok(Prepared::Query { plan, schema }) => (Some(schema), ResultSource::Plan(plan)),
+            Ok(Prepared::Query { plan, schema }) => {
+                (Some(schema), ResultSource::Plan(Box::new(plan)))
+            }
             Ok(Prepared::Rows { schema, batches }) => {
                 (Some(schema), ResultSource::Rows(Arc::new(batches)))
             }

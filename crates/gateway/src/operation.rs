@@ -174,7 +174,7 @@ pub struct OperationStatus {
 #[derive(Clone)]
 pub enum ResultSource {
     /// A planned query, run (and run again for FETCH_FIRST).
-    Plan(QueryPlan),
+    Plan(Box<QueryPlan>),
     /// Rows computed up front.
     Rows(Arc<Vec<RecordBatch>>),
     /// Work without a result set (INSERT, CTAS) that runs as the operation, so it can run

@@ -1,0 +1,143 @@
+"""DDL as operations, through PyHive's TCLIService client: a `CREATE TABLE .. STORED BY JDBC`
+whose remote CREATE waits on a lock that another PostgreSQL session holds runs asynchronously
+(RUNNING while it waits), and CancelOperation or the query timeout end it undone on both sides;
+the same DDL then succeeds. A native CTAS over a long query is cancelled as well."""
+
+import os
+import subprocess
+import time
+
+import pytest
+from TCLIService import ttypes as T
+
+import clients
+from test_jdbc_handler import metastore, props, remote_tables, rows, tables_in_catalog
+from test_operations import ENDLESS, execute, state, wait_for
+
+
+@pytest.fixture(scope="module")
+def pg():
+    from conftest import Postgres
+
+    p = Postgres()
+    p.psql("CREATE DATABASE remote")
+    yield p
+    p.stop()
+
+
+class Blocker:
+    """A psql session holding an uncommitted CREATE TABLE of `name`: another session's CREATE
+    of the same name waits on it until this one ends."""
+
+    def __init__(self, pg, name):
+        self.proc = subprocess.Popen(
+            ["psql", "-h", "127.0.0.1", "-p", str(pg.port), "-U", "apiary", "-d", "remote", "-q"],
+            stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, text=True)
+        self.proc.stdin.write(f"BEGIN;\nCREATE TABLE {name} (held int);\n")
+        self.proc.stdin.flush()
+        deadline = time.time() + 10
+        while time.time() < deadline:
+            held = pg.psql("SELECT count(*) FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid "
+                           f"WHERE a.query LIKE 'CREATE TABLE {name}%' AND a.state = 'idle in transaction'")
+            if held.strip() != "0":
+                return
+            time.sleep(0.1)
+        raise AssertionError("the blocking transaction did not start")
+
+    def release(self):
+        self.proc.stdin.write("ROLLBACK;\n\\q\n")
+        self.proc.stdin.flush()
+        self.proc.wait(10)
+
+
+def waiting_backends(pg, name):
+    """PostgreSQL backends waiting on a lock while creating `name`."""
+    return int(pg.psql("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
+                       f"AND query ILIKE '%CREATE TABLE%{name}%'").strip() or 0)
+
+
+@pytest.fixture
+def raw(server):
+    conn = clients.pyhive_none(server)
+    yield conn._client, conn._sessionHandle, conn
+    conn.close()
+
+
+def ddl(pg, table, remote):
+    return f"CREATE TABLE {table} (id INT, v STRING) STORED BY JDBC " + props(pg, remote)
+
+
+@pytest.mark.parametrize("how", ["cancel", "timeout"])
+def test_blocked_jdbc_create_runs_async_and_ends_undone(server, pg, raw, how):
+    client, session, conn = raw
+    remote = f"blocked_{how}"
+    table = f"async_{how}"
+    blocker = Blocker(pg, remote)
+    try:
+        timeout = 3 if how == "timeout" else 0
+        resp = execute(client, session, ddl(pg, table, remote), timeout=timeout)
+        assert resp.status.statusCode == T.TStatusCode.SUCCESS_STATUS, resp.status
+        op = resp.operationHandle
+        # The RPC came back while the remote CREATE waits on the lock; a poll says RUNNING.
+        time.sleep(1.0)
+        assert state(client, op).operationState == T.TOperationState.RUNNING_STATE
+        deadline = time.time() + 10
+        while waiting_backends(pg, remote) == 0 and time.time() < deadline:
+            time.sleep(0.1)
+        assert waiting_backends(pg, remote) == 1, "the remote CREATE is not waiting on the lock"
+        if how == "cancel":
+            r = client.CancelOperation(T.TCancelOperationReq(operationHandle=op))
+            assert r.status.statusCode == T.TStatusCode.SUCCESS_STATUS
+            assert state(client, op).operationState == T.TOperationState.CANCELED_STATE
+        else:
+            st = wait_for(client, op, [T.TOperationState.TIMEDOUT_STATE], limit=40)
+            assert "timed out" in st.errorMessage
+        client.CloseOperation(T.TCloseOperationReq(operationHandle=op))
+        cur = conn.cursor()
+        # The catalog has no row for it and the journal holds no unfinished intent.
+        assert table not in tables_in_catalog(cur)
+        tables, intents = metastore(server)
+        assert table not in tables and intents == 0
+    finally:
+        blocker.release()
+    # Once the lock is gone, the abandoned remote transaction does not come back to life.
+    time.sleep(1.0)
+    assert remote not in remote_tables(pg)
+    assert waiting_backends(pg, remote) == 0
+    # The same DDL now succeeds, and both sides have the table.
+    cur = conn.cursor()
+    cur.execute(ddl(pg, table, remote))
+    assert table in tables_in_catalog(cur) and remote in remote_tables(pg)
+    assert rows(cur, f"SELECT count(*) FROM {table}") == [(0,)]
+    cur.execute(f"DROP TABLE {table}")
+    assert remote not in remote_tables(pg)
+
+
+def test_native_ctas_over_a_long_query_is_cancelled(server, raw):
+    client, session, conn = raw
+    op = execute(client, session, f"CREATE TABLE ctas_cancelled AS {ENDLESS}").operationHandle
+    wait_for(client, op, [T.TOperationState.RUNNING_STATE])
+    time.sleep(1.5)
+    assert state(client, op).operationState == T.TOperationState.RUNNING_STATE
+    r = client.CancelOperation(T.TCancelOperationReq(operationHandle=op))
+    assert r.status.statusCode == T.TStatusCode.SUCCESS_STATUS
+    assert state(client, op).operationState == T.TOperationState.CANCELED_STATE
+    cur = conn.cursor()
+    assert "ctas_cancelled" not in tables_in_catalog(cur)
+    warehouse = os.path.join(server.data, "d", "warehouse")
+    assert not any(name.startswith("ctas_cancelled") for name in os.listdir(warehouse))
+    # The same CTAS over a short query then works.
+    cur.execute("CREATE TABLE ctas_cancelled AS SELECT 1 AS one")
+    assert rows(cur, "SELECT one FROM ctas_cancelled") == [(1,)]
+    cur.execute("DROP TABLE ctas_cancelled")
+
+
+def test_ddl_with_run_async_reports_its_error_on_poll(raw):
+    client, session, _ = raw
+    resp = execute(client, session, "CREATE TABLE bad_async (a INT, a STRING)")
+    if resp.status.statusCode == T.TStatusCode.SUCCESS_STATUS:
+        st = wait_for(client, resp.operationHandle, [T.TOperationState.ERROR_STATE])
+        text = st.errorMessage
+    else:
+        text = resp.status.errorMessage
+    assert "Duplicate column name" in text or "10036" in text

@@ -1,0 +1,274 @@
+"""Arrow Flight SQL, the second front end on the same gateway, through real clients: ADBC's
+Flight SQL driver (DB-API cursors, Arrow tables, object listings, bulk parameters) and a bare
+pyarrow.flight client. Values are checked one by one against what a HiveServer2 client gets
+for the same query; DDL and INSERT cross between the two front ends; cancel, refused tokens
+and vanished clients leave the server as it was."""
+
+import threading
+import time
+
+import pyarrow as pa
+import pyarrow.flight as fl
+import pytest
+
+import clients
+import flight
+import hive_types
+from conftest import Server
+from test_operations import ENDLESS, cpu_drops
+
+
+@pytest.fixture
+def conn(server):
+    c = flight.adbc_connect(server)
+    yield c
+    c.close()
+
+
+def test_every_hive_type_matches_what_hs2_clients_get(server, conn):
+    cur = conn.cursor()
+    cur.execute(hive_types.query())
+    table = cur.fetch_arrow_table()
+    hs2 = clients.pyhive_none(server).cursor()
+    hs2.execute(hive_types.query())
+    hs2_rows = hs2.fetchall()
+    assert table.num_rows == 2
+    assert table.column("id").to_pylist() == [1, 2]
+    for i, (name, _expr, _type, expected) in enumerate(hive_types.COLUMNS, start=1):
+        values = table.column(name).to_pylist()
+        # The same text as the HiveServer2 client's value, and as Hive's.
+        assert flight.hive_text(values[0]) == hive_types.normalize(hs2_rows[0][i]) == expected, \
+            (name, values[0], hs2_rows[0][i])
+        assert values[1] is None and hs2_rows[1][i] is None, name
+
+
+def test_hive_types_keep_their_meaning_in_arrow(conn):
+    cur = conn.cursor()
+    cur.execute(hive_types.query())
+    schema = cur.fetch_arrow_table().schema
+    t = {f.name: f.type for f in schema}
+    assert t["c_tinyint"] == pa.int8() and t["c_smallint"] == pa.int16()
+    assert t["c_int"] == pa.int32() and t["c_bigint"] == pa.int64()
+    assert t["c_float"] == pa.float32() and t["c_double"] == pa.float64()
+    assert t["c_decimal"] == pa.decimal128(10, 2)
+    assert t["c_date"] == pa.date32()
+    assert t["c_timestamp"] == pa.timestamp("us")
+    assert pa.types.is_binary(t["c_binary"]) or pa.types.is_large_binary(t["c_binary"])
+    assert pa.types.is_list(t["c_array"]) and t["c_array"].value_type == pa.int32()
+    assert pa.types.is_map(t["c_map"])
+    assert pa.types.is_struct(t["c_struct"])
+    assert t["c_interval_ym"] == pa.month_day_nano_interval()
+    assert t["c_interval_dt"] == pa.month_day_nano_interval()
+    assert meta_of(schema, "c_interval_ym")["ARROW:FLIGHT:SQL:TYPE_NAME"] == "INTERVAL_YEAR_MONTH"
+    meta = {f.name: {k.decode(): v.decode() for k, v in (f.metadata or {}).items()} for f in schema}
+    assert meta["c_varchar"]["ARROW:FLIGHT:SQL:TYPE_NAME"] == "VARCHAR"
+    assert meta["c_varchar"]["ARROW:FLIGHT:SQL:PRECISION"] == "10"
+    assert meta["c_char"]["ARROW:FLIGHT:SQL:TYPE_NAME"] == "CHAR"
+    assert meta["c_char"]["ARROW:FLIGHT:SQL:PRECISION"] == "5"
+    assert meta["c_decimal"]["ARROW:FLIGHT:SQL:PRECISION"] == "10"
+    assert meta["c_decimal"]["ARROW:FLIGHT:SQL:SCALE"] == "2"
+
+
+def meta_of(schema, name):
+    return {k.decode(): v.decode() for k, v in (schema.field(name).metadata or {}).items()}
+
+
+def test_ddl_and_insert_cross_between_front_ends(server, conn):
+    cur = conn.cursor()
+    cur.execute("DROP TABLE IF EXISTS fx_cross")
+    cur.execute("CREATE TABLE fx_cross (id INT, name STRING) STORED AS PARQUET")
+    cur.execute("INSERT INTO fx_cross VALUES (1, 'from flight')")
+    hs2 = clients.pyhive_none(server).cursor()
+    hs2.execute("SELECT id, name FROM fx_cross")
+    assert hs2.fetchall() == [(1, "from flight")]
+    hs2.execute("INSERT INTO fx_cross VALUES (2, 'from hs2')")
+    cur.execute("SELECT id, name FROM fx_cross ORDER BY id")
+    assert cur.fetchall() == [(1, "from flight"), (2, "from hs2")]
+    hs2.execute("CREATE TABLE fx_made_by_hs2 (x BIGINT)")
+    cur.execute("SHOW TABLES")
+    names = [r[0] for r in cur.fetchall()]
+    assert "fx_cross" in names and "fx_made_by_hs2" in names
+    # DDL through CommandStatementUpdate too (the bare Flight client's DoPut).
+    cur.execute("DROP TABLE fx_made_by_hs2")
+    hs2.execute("SHOW TABLES")
+    assert "fx_made_by_hs2" not in [r[0] for r in hs2.fetchall()]
+    cur.execute("DROP TABLE fx_cross")
+
+
+def test_errors_have_hive_texts(conn):
+    cur = conn.cursor()
+    with pytest.raises(Exception) as e:
+        cur.execute("SELECT * FROM no_such_table")
+    assert "Table not found 'no_such_table'" in str(e.value)
+    with pytest.raises(Exception) as e:
+        cur.execute("CREATE TABLE bad (a INT, a STRING)")
+    assert "Duplicate column name" in str(e.value) or "10036" in str(e.value)
+    # The session still works.
+    cur.execute("SELECT 2")
+    assert cur.fetchall() == [(2,)]
+
+
+def test_set_and_use_belong_to_the_session(server, conn):
+    cur = conn.cursor()
+    cur.execute("CREATE DATABASE IF NOT EXISTS fx_db")
+    cur.execute("USE fx_db")
+    cur.execute("CREATE TABLE here (a INT)")
+    cur.execute("SET hivevar:n=41")
+    cur.execute("SELECT ${hivevar:n} + 1 AS v")
+    assert cur.fetchall() == [(42,)]
+    cur.execute("SET my.flight.key=abc")
+    cur.execute("SET my.flight.key")
+    assert cur.fetchall() == [("my.flight.key=abc",)]
+    cur.execute("SHOW TABLES")
+    assert cur.fetchall() == [("here",)]
+    # Another Flight connection is another session: its own database and variables.
+    other = flight.adbc_connect(server)
+    c2 = other.cursor()
+    c2.execute("SET my.flight.key")
+    assert c2.fetchall() != [("my.flight.key=abc",)]
+    other.close()
+    cur.execute("DROP DATABASE fx_db CASCADE")
+
+
+def test_catalog_calls(server, conn):
+    cur = conn.cursor()
+    cur.execute("CREATE TABLE IF NOT EXISTS fx_cat (id BIGINT, v VARCHAR(12), d DECIMAL(8,3))")
+    cur.execute("CREATE VIEW IF NOT EXISTS fx_cat_v AS SELECT id FROM fx_cat")
+    types = conn.adbc_get_table_types()
+    assert "TABLE" in types and "VIEW" in types
+    schema = conn.adbc_get_table_schema("fx_cat", db_schema_filter="default")
+    assert schema.names == ["id", "v", "d"]
+    assert schema.field("id").type == pa.int64()
+    assert schema.field("d").type == pa.decimal128(8, 3)
+    objects = conn.adbc_get_objects(depth="all", table_name_filter="fx_cat%").read_all().to_pylist()
+    found = {}
+    for catalog in objects:
+        for db in catalog["catalog_db_schemas"] or []:
+            for t in db["db_schema_tables"] or []:
+                found[(catalog["catalog_name"], db["db_schema_name"], t["table_name"])] = (
+                    t["table_type"], [c["column_name"] for c in t["table_columns"] or []])
+    assert found[("hive", "default", "fx_cat")] == ("TABLE", ["id", "v", "d"])
+    assert found[("hive", "default", "fx_cat_v")][0] == "VIEW"
+    dbs = conn.adbc_get_objects(depth="db_schemas").read_all().to_pylist()
+    assert "default" in [d["db_schema_name"] for c in dbs for d in c["catalog_db_schemas"]]
+    info = conn.adbc_get_info()
+    assert "Apiary" in str(info.get("vendor_name", "")) or "Hive" in str(info.get("vendor_name", ""))
+    cur.execute("DROP VIEW fx_cat_v")
+    cur.execute("DROP TABLE fx_cat")
+
+
+def test_bulk_and_bound_parameters(conn):
+    cur = conn.cursor()
+    cur.execute("DROP TABLE IF EXISTS fx_params")
+    cur.execute("CREATE TABLE fx_params (id INT, name STRING, amount DOUBLE)")
+    rows = [(i, f"n'{i}", i * 1.5) for i in range(5)]
+    cur.executemany("INSERT INTO fx_params VALUES (?, ?, ?)", rows)
+    cur.execute("SELECT id, name, amount FROM fx_params ORDER BY id")
+    assert cur.fetchall() == rows
+    cur.execute("SELECT name FROM fx_params WHERE id = ?", (3,))
+    assert cur.fetchall() == [("n'3",)]
+    cur.execute("DROP TABLE fx_params")
+
+
+def test_get_flight_info_returns_promptly_and_cancel_stops_the_work(server):
+    client, options = flight.flight_client(server)
+    started = time.time()
+    info = client.get_flight_info(flight.statement_query(ENDLESS), options)
+    assert time.time() - started < 10, "GetFlightInfo waited for the query"
+    assert info.schema.names == ["s"]
+    reader = client.do_get(info.endpoints[0].ticket, options)
+    got = {}
+
+    def read():
+        try:
+            got["table"] = reader.read_all()
+        except Exception as e:  # the cancel ends the stream with an error
+            got["error"] = e
+
+    t = threading.Thread(target=read)
+    t.start()
+    time.sleep(2.0)
+    assert flight.cancel_flight_info(client, options, info) == 1
+    t.join(30)
+    assert not t.is_alive()
+    assert "table" not in got or got["table"].num_rows == 0
+    assert cpu_drops(server.proc.pid), "CPU still busy after CancelFlightInfo"
+    client.close()
+
+
+def test_adbc_cancel_of_a_long_query(server, conn):
+    cur = conn.cursor()
+    failure = {}
+
+    def run():
+        try:
+            cur.execute(ENDLESS)
+            cur.fetchall()
+        except Exception as e:
+            failure["error"] = e
+
+    t = threading.Thread(target=run)
+    t.start()
+    time.sleep(2.0)
+    cur.adbc_cancel()
+    t.join(30)
+    assert not t.is_alive() and "error" in failure
+    assert cpu_drops(server.proc.pid), "CPU still busy after the ADBC cancel"
+    cur2 = conn.cursor()
+    cur2.execute("SELECT 1")
+    assert cur2.fetchall() == [(1,)]
+
+
+def test_tokens_are_checked(server):
+    client = fl.FlightClient(f"grpc://127.0.0.1:{server.flight_port}")
+    with pytest.raises(fl.FlightUnauthenticatedError):
+        client.get_flight_info(flight.statement_query("SELECT 1"))
+    forged = fl.FlightCallOptions(headers=[(b"authorization", b"Bearer " + b"ab" * 32)])
+    with pytest.raises(fl.FlightUnauthenticatedError):
+        client.get_flight_info(flight.statement_query("SELECT 1"), forged)
+    # A ticket of another session is not this session's to read.
+    a, a_opts = flight.flight_client(server, user="a1")
+    b, b_opts = flight.flight_client(server, user="b1")
+    info = a.get_flight_info(flight.statement_query("SELECT 7 AS x"), a_opts)
+    with pytest.raises(Exception) as e:
+        b.do_get(info.endpoints[0].ticket, b_opts).read_all()
+    assert "Invalid OperationHandle" in str(e.value)
+    assert a.do_get(info.endpoints[0].ticket, a_opts).read_all().to_pylist() == [{"x": 7}]
+    client.close()
+    a.close()
+    b.close()
+
+
+def test_a_client_vanishing_mid_stream_leaves_nothing_behind():
+    # Two open operations at most per session: leaked operations would refuse the next query.
+    srv = Server("--hiveconf", "apiary.session.max.operations=2")
+    try:
+        client, options = flight.flight_client(srv)
+        for _ in range(4):
+            sub, _ = flight.flight_client(srv)
+            info = client.get_flight_info(
+                flight.statement_query("SELECT value, CAST(value AS STRING) AS s FROM range(50000000)"),
+                options)
+            reader = sub.do_get(info.endpoints[0].ticket, options)
+            reader.read_chunk()
+            sub.close()  # the client goes away in the middle of the stream
+            time.sleep(0.5)
+        assert cpu_drops(srv.proc.pid), "work of vanished streams still running"
+        info = client.get_flight_info(flight.statement_query("SELECT 42 AS v"), options)
+        assert client.do_get(info.endpoints[0].ticket, options).read_all().to_pylist() == [{"v": 42}]
+        client.close()
+        assert srv.alive()
+    finally:
+        srv.stop()
+
+
+def test_flight_sql_can_be_turned_off():
+    srv = Server("--hiveconf", "apiary.flightsql.enabled=false")
+    try:
+        assert srv.flight_port is None
+        assert "Flight SQL endpoint" not in srv.server_log()
+        cur = clients.pyhive_none(srv).cursor()
+        cur.execute("SELECT 1")
+        assert cur.fetchall() == [(1,)]
+    finally:
+        srv.stop()
