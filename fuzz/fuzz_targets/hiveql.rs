@@ -6,7 +6,7 @@
 use std::sync::{Arc, OnceLock};
 
 use apiary_metastore::SqliteMetastore;
-use apiary_sql::{Engine, EngineOptions, SessionOptions};
+use apiary_sql::{Engine, EngineOptions, Registry, SessionOptions};
 use libfuzzer_sys::fuzz_target;
 
 struct World {
@@ -28,7 +28,12 @@ fn world() -> Option<&'static World> {
             let metastore = Arc::new(SqliteMetastore::open(&dir.path().join("ms.db")).ok()?);
             let warehouse = dir.path().join("warehouse");
             let engine = runtime
-                .block_on(Engine::open(EngineOptions::new(&warehouse), metastore))
+                // No storage handlers: the front end is what is fuzzed, not remote systems.
+                .block_on(Engine::open(
+                    EngineOptions::new(&warehouse),
+                    metastore,
+                    Arc::new(Registry::default()),
+                ))
                 .ok()?;
             Some(World {
                 runtime,

@@ -63,13 +63,35 @@ def normalise(line, data_dir):
     return line
 
 
+def completed(text, rows):
+    """`text` with the expected rows of its query records replaced by `rows` (a list per query
+    record, in order); comments, statements and spacing are kept (the in-process runner,
+    crates/gateway/tests/slt.rs, rewrites the same way)."""
+    rows = list(rows)
+    out, in_query, skipping = [], False, False
+    for line in text.split("\n"):
+        if line.strip() == "":
+            in_query = skipping = False
+            out.append(line)
+            continue
+        if skipping:
+            continue
+        if (not out or out[-1].strip() == "") and line.startswith("query"):
+            in_query = True
+        out.append(line)
+        if in_query and line == "----":
+            skipping = True
+            out.extend(rows.pop(0) if rows else [])
+    return "\n".join(out)
+
+
 def run_file(path, connect, data_dir):
     """Runs every record of `path` on a new connection; returns a list of failures."""
     text = open(path).read()
     records = parse(text)
     conn = connect()
     cur = conn.cursor()
-    failures, completed = [], []
+    failures, completed_records = [], []
     for r in records:
         sql = r["sql"]
         if r["kind"] in ("ok", "error"):
@@ -83,14 +105,14 @@ def run_file(path, connect, data_dir):
                     failures.append(f"{sql!r}: {msg[:500]}")
                 elif r["expect"] not in msg:
                     failures.append(f"{sql!r}: error {msg[:500]!r} does not contain {r['expect']!r}")
-            completed.append(r)
+            completed_records.append(r)
             continue
         try:
             cur.execute(sql)
             rows = cur.fetchall()
         except Exception as e:  # noqa: BLE001
             failures.append(f"{sql!r}: {str(e)[:500]}")
-            completed.append(r)
+            completed_records.append(r)
             continue
         got = [normalise("\t".join(render(v) for v in row), data_dir) for row in rows]
         if r["sort"]:
@@ -98,17 +120,10 @@ def run_file(path, connect, data_dir):
         if got != r["rows"]:
             failures.append(f"{sql!r}:\n  expected {r['rows']}\n  got      {got}")
         r = dict(r, rows=got)
-        completed.append(r)
+        completed_records.append(r)
     cur.close()
     conn.close()
     if os.environ.get("APIARY_SLT_COMPLETE") == "1":
         with open(path, "w") as f:
-            blocks = []
-            for r in completed:
-                if r["kind"] == "query":
-                    blocks.append("\n".join([r["header"], r["sql"], "----"] + r["rows"]))
-                else:
-                    head = f"statement {r['kind']}" + (f" {r['expect']}" if r["expect"] else "")
-                    blocks.append(f"{head}\n{r['sql']}")
-            f.write("\n\n".join(blocks) + "\n")
+            f.write(completed(text, [r["rows"] for r in completed_records if r["kind"] == "query"]))
     return failures

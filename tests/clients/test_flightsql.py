@@ -272,3 +272,24 @@ def test_flight_sql_can_be_turned_off():
         assert cur.fetchall() == [(1,)]
     finally:
         srv.stop()
+
+
+def test_closing_a_connection_closes_its_session():
+    # Two sessions per user at most: ADBC's CloseSession must free each one.
+    srv = Server("--hiveconf", "hive.server2.limit.connections.per.user=2")
+    try:
+        for i in range(5):
+            conn = flight.adbc_connect(srv, user="eve")
+            cur = conn.cursor()
+            cur.execute(f"SELECT {i} AS i")
+            assert cur.fetchall() == [(i,)]
+            cur.close()
+            conn.close()
+        # A bare client's token stops working once its session is closed.
+        client, options = flight.flight_client(srv, user="eve")
+        list(client.do_action(fl.Action("CloseSession", b""), options))
+        with pytest.raises(fl.FlightUnauthenticatedError):
+            client.get_flight_info(flight.statement_query("SELECT 1"), options)
+        client.close()
+    finally:
+        srv.stop()

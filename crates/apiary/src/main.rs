@@ -197,7 +197,7 @@ async fn serve(args: ServeArgs) -> Result<(), Box<dyn std::error::Error>> {
         server_id = %engine_options.server_id,
         "query runtime"
     );
-    let engine = Arc::new(Engine::open(engine_options, metastore).await?);
+    let engine = Arc::new(Engine::open(engine_options, metastore, Arc::new(handlers())).await?);
     let gateway = Gateway::new(engine, gateway_config);
     let http_path = endpoint.http_path.clone();
     let endpoints = Endpoints::start(gateway.clone(), endpoint).await?;
@@ -246,6 +246,14 @@ async fn serve(args: ServeArgs) -> Result<(), Box<dyn std::error::Error>> {
     gateway.close_all();
     tracing::info!("stopped");
     Ok(())
+}
+
+/// The storage handlers this server knows, each from its own crate. A new handler is one
+/// line here.
+fn handlers() -> apiary_storage::handler::Registry {
+    let mut registry = apiary_storage::handler::Registry::default();
+    registry.register(Arc::new(apiary_handler_jdbc::JdbcHandler));
+    registry
 }
 
 async fn wait_for_signal() {

@@ -6,7 +6,7 @@
 
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use apiary_gateway::{Client, Gateway, Handle};
 use apiary_protocol::sasl::{
@@ -17,7 +17,6 @@ use apiary_protocol::MessageScanner;
 use bytes::BytesMut;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
 use crate::service::{handle_message, CallOutcome};
@@ -28,47 +27,22 @@ const MAX_HANDSHAKE_PAYLOAD: usize = 64 * 1024;
 /// Bytes read from a NOSASL stream at a time.
 const READ_CHUNK: usize = 64 * 1024;
 
-/// Accepts binary connections until `shutdown` fires; each runs in its own task, at most
-/// `max_connections` at once.
+/// Accepts binary connections until `shutdown` fires (see [`crate::accept_loop`]).
 pub async fn serve(
     listener: TcpListener,
     gateway: Arc<Gateway>,
     config: Arc<EndpointConfig>,
     shutdown: CancellationToken,
 ) {
-    let limit = Arc::new(Semaphore::new(config.max_connections));
-    let tasks = tokio_util::task::TaskTracker::new();
-    loop {
-        let accepted = tokio::select! {
-            _ = shutdown.cancelled() => break,
-            a = listener.accept() => a,
-        };
-        let (stream, peer) = match accepted {
-            Ok(a) => a,
-            Err(e) => {
-                tracing::warn!(error = %e, "accept failed");
-                tokio::time::sleep(Duration::from_millis(50)).await;
-                continue;
-            }
-        };
-        // At the limit, the new client waits (up to twice the login timeout) for a slot:
-        // connections that hold no session are closed after one login timeout, so a slot held
-        // by one frees up within the wait.
-        let Some(permit) = crate::wait_for_slot(&limit, &config, &shutdown).await else {
-            tracing::warn!(%peer, limit = config.max_connections, "closing connection: no connection slot freed within the login timeout");
-            drop(stream);
-            continue;
-        };
-        let _ = stream.set_nodelay(true);
-        let (gw, cfg, stop) = (gateway.clone(), config.clone(), shutdown.clone());
-        tasks.spawn(async move {
+    let (cfg, stop) = (config.clone(), shutdown.clone());
+    crate::accept_loop("binary", listener, config, shutdown, move |stream, peer| {
+        let (gw, cfg, stop) = (gateway.clone(), cfg.clone(), stop.clone());
+        async move {
             let reason = connection(stream, peer, &gw, &cfg, &stop).await;
             tracing::info!(%peer, reason = %reason, "binary connection closed");
-            drop(permit);
-        });
-    }
-    tasks.close();
-    let _ = tokio::time::timeout(config.shutdown_grace, tasks.wait()).await;
+        }
+    })
+    .await;
 }
 
 enum Mode {

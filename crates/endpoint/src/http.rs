@@ -14,37 +14,22 @@ use hyper::service::service_fn;
 use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
 use tokio::net::TcpListener;
-use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
 use crate::service::{handle_message, CallOutcome};
 use crate::EndpointConfig;
 
-/// Accepts HTTP connections until `shutdown` fires.
+/// Accepts HTTP connections until `shutdown` fires (see [`crate::accept_loop`]).
 pub async fn serve(
     listener: TcpListener,
     gateway: Arc<Gateway>,
     config: Arc<EndpointConfig>,
     shutdown: CancellationToken,
 ) {
-    let limit = Arc::new(Semaphore::new(config.max_connections));
-    let tasks = tokio_util::task::TaskTracker::new();
-    loop {
-        let accepted = tokio::select! {
-            _ = shutdown.cancelled() => break,
-            a = listener.accept() => a,
-        };
-        let Ok((stream, peer)) = accepted else {
-            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-            continue;
-        };
-        let Some(permit) = crate::wait_for_slot(&limit, &config, &shutdown).await else {
-            tracing::warn!(%peer, "closing HTTP connection: no connection slot freed within the login timeout");
-            continue;
-        };
-        let _ = stream.set_nodelay(true);
-        let (gw, cfg, stop) = (gateway.clone(), config.clone(), shutdown.clone());
-        tasks.spawn(async move {
+    let (cfg, stop) = (config.clone(), shutdown.clone());
+    crate::accept_loop("http", listener, config, shutdown, move |stream, peer| {
+        let (gw, cfg, stop) = (gateway.clone(), cfg.clone(), stop.clone());
+        async move {
             let svc_cfg = cfg.clone();
             let svc = service_fn(move |req| {
                 let (gw, cfg) = (gw.clone(), svc_cfg.clone());
@@ -68,11 +53,9 @@ pub async fn serve(
                 _ = tokio::time::sleep(cfg.idle_timeout) => format!("connection open longer than {} s", cfg.idle_timeout.as_secs()),
             };
             tracing::debug!(%peer, reason = %reason, "HTTP connection closed");
-            drop(permit);
-        });
-    }
-    tasks.close();
-    let _ = tokio::time::timeout(config.shutdown_grace, tasks.wait()).await;
+        }
+    })
+    .await;
 }
 
 fn plain(status: StatusCode, text: String) -> Response<Full<Bytes>> {

@@ -14,7 +14,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use apiary_gateway::Gateway;
-use tokio::net::TcpListener;
+use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::Semaphore;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
@@ -154,8 +154,53 @@ impl Endpoints {
     }
 }
 
+/// The accept loop every listener runs: accepts until `shutdown`, gives each connection a
+/// slot (at most `max_connections` at once; at the limit a new client waits up to twice the
+/// login timeout, since connections holding no session are closed after one), and serves it
+/// with `serve` in its own task; at shutdown it waits for open connections up to the grace
+/// period.
+pub(crate) async fn accept_loop<F, Fut>(
+    transport: &'static str,
+    listener: TcpListener,
+    config: Arc<EndpointConfig>,
+    shutdown: CancellationToken,
+    serve: F,
+) where
+    F: Fn(TcpStream, SocketAddr) -> Fut,
+    Fut: std::future::Future<Output = ()> + Send + 'static,
+{
+    let limit = Arc::new(Semaphore::new(config.max_connections));
+    let tasks = tokio_util::task::TaskTracker::new();
+    loop {
+        let accepted = tokio::select! {
+            _ = shutdown.cancelled() => break,
+            a = listener.accept() => a,
+        };
+        let (stream, peer) = match accepted {
+            Ok(a) => a,
+            Err(e) => {
+                tracing::warn!(transport, error = %e, "accept failed");
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                continue;
+            }
+        };
+        let Some(permit) = wait_for_slot(&limit, &config, &shutdown).await else {
+            tracing::warn!(transport, %peer, limit = config.max_connections, "closing connection: no connection slot freed within the login timeout");
+            continue;
+        };
+        let _ = stream.set_nodelay(true);
+        let work = serve(stream, peer);
+        tasks.spawn(async move {
+            work.await;
+            drop(permit);
+        });
+    }
+    tasks.close();
+    let _ = tokio::time::timeout(config.shutdown_grace, tasks.wait()).await;
+}
+
 /// A connection slot, waiting up to twice the login timeout for one when all are taken.
-pub(crate) async fn wait_for_slot(
+async fn wait_for_slot(
     limit: &Arc<Semaphore>,
     config: &EndpointConfig,
     shutdown: &CancellationToken,

@@ -38,6 +38,8 @@ use crate::types::{conform, flight_schema, sql_info, xdbc_types, CATALOG};
 const FETCH_ROWS: usize = 65_536;
 /// The Flight RPC action that cancels the query behind a FlightInfo.
 const CANCEL_FLIGHT_INFO: &str = "CancelFlightInfo";
+/// The Flight RPC action that ends the caller's session (its token stops working).
+const CLOSE_SESSION: &str = "CloseSession";
 
 type Stream_<T> = Pin<Box<dyn Stream<Item = Result<T, Status>> + Send + 'static>>;
 
@@ -382,7 +384,13 @@ impl arrow_flight::sql::server::FlightSqlService for ApiaryFlightSql {
             .open_session(&client, SessionRequest::default())
             .map_err(|e| status(&e))?;
         let token = hex(&rand::random::<[u8; 32]>());
-        self.tokens.lock().insert(token.clone(), session.handle());
+        {
+            let mut tokens = self.tokens.lock();
+            // Tokens of sessions that ended (closed, expired) go, so the map stays as small
+            // as the open sessions.
+            tokens.retain(|_, h| self.gateway.session_exists(h));
+            tokens.insert(token.clone(), session.handle());
+        }
         tracing::info!(user = %client.user, session = %session.handle(), "Flight SQL session opened");
         let response = HandshakeResponse {
             protocol_version: 0,
@@ -717,6 +725,9 @@ impl arrow_flight::sql::server::FlightSqlService for ApiaryFlightSql {
         &self,
         request: Request<Action>,
     ) -> Result<Response<Stream_<arrow_flight::Result>>, Status> {
+        if request.get_ref().r#type == CLOSE_SESSION {
+            return self.close_session(request.metadata());
+        }
         if request.get_ref().r#type != CANCEL_FLIGHT_INFO {
             return Err(Status::invalid_argument(format!(
                 "unknown action {:?}",
@@ -749,6 +760,26 @@ impl arrow_flight::sql::server::FlightSqlService for ApiaryFlightSql {
 }
 
 impl ApiaryFlightSql {
+    /// CloseSession: closes the gateway session the bearer token names (its operations too)
+    /// and forgets the token. Replies `CloseSessionResult { status: CLOSED }`.
+    fn close_session(
+        &self,
+        metadata: &MetadataMap,
+    ) -> Result<Response<Stream_<arrow_flight::Result>>, Status> {
+        let session = self.session(metadata)?;
+        self.tokens.lock().retain(|_, h| *h != session);
+        self.prepared.lock().retain(|_, p| p.session != session);
+        let _ = self.gateway.close_session(&session);
+        tracing::info!(session = %session, "Flight SQL session closed");
+        // Field 1 (status), varint 1 (CLOSED).
+        let body = arrow_flight::Result {
+            body: vec![0x08, 0x01].into(),
+        };
+        Ok(Response::new(Box::pin(futures::stream::iter(vec![Ok(
+            body,
+        )]))))
+    }
+
     /// The text of a prepared query with its one row of parameters bound.
     fn bound_query(&self, session: &Handle, handle: &[u8]) -> Result<String, Status> {
         let prepared = self.prepared.lock();

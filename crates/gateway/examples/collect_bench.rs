@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use apiary_gateway::{Client, Gateway, GatewayConfig, SessionRequest};
-use apiary_sql::{Engine, EngineOptions};
+use apiary_sql::{Engine, EngineOptions, Registry};
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -21,7 +21,12 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let metastore = Arc::new(apiary_metastore::SqliteMetastore::open(
         &dir.path().join("metastore.db"),
     )?);
-    let engine = Engine::open(EngineOptions::new(&dir.path().join("warehouse")), metastore).await?;
+    let engine = Engine::open(
+        EngineOptions::new(&dir.path().join("warehouse")),
+        metastore,
+        Arc::new(Registry::default()),
+    )
+    .await?;
     let gateway = Gateway::new(Arc::new(engine), GatewayConfig::default());
     let client = Client {
         user: "bench".into(),

@@ -4,9 +4,8 @@
 //! `DatabaseMetaData` shapes ([`crate::Gateway::catalog`]) or as typed lists
 //! ([`crate::Gateway::databases`], [`crate::Gateway::tables`]).
 
-use apiary_sql::metadata;
+use apiary_sql::metadata::{self, CatalogReader};
 use apiary_sql::{Prepared, SqlError};
-use datafusion::prelude::SessionContext;
 
 use crate::OperationKind;
 
@@ -72,25 +71,25 @@ impl CatalogRequest {
     }
 
     /// The rows answering it, read from the metastore now (so other servers' DDL is seen).
-    pub(crate) async fn answer(self, ctx: &SessionContext) -> Result<Prepared, SqlError> {
+    pub(crate) async fn answer(self, reader: &CatalogReader) -> Result<Prepared, SqlError> {
         Ok(match self {
             CatalogRequest::TypeInfo => metadata::type_info(),
             CatalogRequest::Catalogs => metadata::catalogs(),
             CatalogRequest::Schemas { schema_pattern } => {
-                metadata::schemas(ctx, schema_pattern.as_deref()).await?
+                reader.schemas(schema_pattern.as_deref()).await?
             }
             CatalogRequest::Tables {
                 schema_pattern,
                 table_pattern,
                 table_types,
             } => {
-                metadata::tables(
-                    ctx,
-                    schema_pattern.as_deref(),
-                    table_pattern.as_deref(),
-                    table_types.as_deref(),
-                )
-                .await?
+                reader
+                    .tables(
+                        schema_pattern.as_deref(),
+                        table_pattern.as_deref(),
+                        table_types.as_deref(),
+                    )
+                    .await?
             }
             CatalogRequest::TableTypes => metadata::table_types(),
             CatalogRequest::Columns {
@@ -98,17 +97,15 @@ impl CatalogRequest {
                 table_pattern,
                 column_pattern,
             } => {
-                metadata::columns(
-                    ctx,
-                    schema_pattern.as_deref(),
-                    table_pattern.as_deref(),
-                    column_pattern.as_deref(),
-                )
-                .await?
+                reader
+                    .columns(
+                        schema_pattern.as_deref(),
+                        table_pattern.as_deref(),
+                        column_pattern.as_deref(),
+                    )
+                    .await?
             }
-            CatalogRequest::Functions { function_pattern } => {
-                metadata::functions(ctx, &function_pattern)
-            }
+            CatalogRequest::Functions { function_pattern } => reader.functions(&function_pattern),
             CatalogRequest::PrimaryKeys => metadata::primary_keys(),
             CatalogRequest::CrossReference => metadata::cross_reference(),
         })

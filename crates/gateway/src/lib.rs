@@ -230,6 +230,14 @@ impl Gateway {
         Ok(s)
     }
 
+    /// Whether a session is open (without counting as its use).
+    pub fn session_exists(&self, handle: &Handle) -> bool {
+        self.sessions
+            .lock()
+            .get(&handle.guid)
+            .is_some_and(|s| s.handle.secret == handle.secret)
+    }
+
     /// Closes a session and every operation it owns.
     pub fn close_session(&self, handle: &Handle) -> Result<(), GatewayError> {
         let session = self.session(handle)?;
@@ -337,8 +345,8 @@ impl Gateway {
         self.check_operation_cap(&session)?;
         let kind = request.kind();
         // The catalog calls read the metastore themselves, so they see other servers' DDL.
-        let ctx = session.sql.lock().await.context().clone();
-        let (schema, source) = match request.answer(&ctx).await? {
+        let reader = session.sql.lock().await.catalog_reader();
+        let (schema, source) = match request.answer(&reader).await? {
             Prepared::Rows { schema, batches } => {
                 (Some(schema), ResultSource::Rows(Arc::new(batches)))
             }
@@ -368,8 +376,8 @@ impl Gateway {
         pattern: Option<&str>,
     ) -> Result<Vec<String>, GatewayError> {
         let session = self.session(handle)?;
-        let ctx = session.sql.lock().await.context().clone();
-        Ok(apiary_sql::metadata::database_names(&ctx, pattern).await?)
+        let reader = session.sql.lock().await.catalog_reader();
+        Ok(reader.database_names(pattern).await?)
     }
 
     /// The tables and views matching the patterns, with their Arrow schemas.
@@ -381,11 +389,10 @@ impl Gateway {
         table_types: Option<&[String]>,
     ) -> Result<Vec<TableInfo>, GatewayError> {
         let session = self.session(handle)?;
-        let ctx = session.sql.lock().await.context().clone();
-        Ok(
-            apiary_sql::metadata::table_infos(&ctx, schema_pattern, table_pattern, table_types)
-                .await?,
-        )
+        let reader = session.sql.lock().await.catalog_reader();
+        Ok(reader
+            .table_infos(schema_pattern, table_pattern, table_types)
+            .await?)
     }
 
     /// Refuses a new operation in a session that holds its limit of open ones.

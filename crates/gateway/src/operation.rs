@@ -493,13 +493,7 @@ impl Operation {
     async fn run_task(&self, task: Task) -> Result<Result<(), SqlError>, GatewayError> {
         let interrupt = self.cancel.child_token();
         let notes = task.notes();
-        let work = AssertUnwindSafe(async {
-            apiary_failpoints::reach("task.run")
-                .await
-                .map_err(|e| SqlError::Execution(e.to_string()))?;
-            task.run(interrupt.clone()).await
-        })
-        .catch_unwind();
+        let work = AssertUnwindSafe(task.run(interrupt.clone())).catch_unwind();
         tokio::pin!(work);
         let deadline = async {
             match self.timeout {
@@ -586,7 +580,7 @@ impl Operation {
     async fn produce(&self, tx: mpsc::Sender<Result<Buffered, GatewayError>>, rerun: bool) {
         let started = Instant::now();
         let deadline = self.timeout.map(|t| tokio::time::Instant::now() + t);
-        let mut stream = match &self.source {
+        let mut stream: apiary_sql::RowStream = match &self.source {
             ResultSource::Plan(plan) => {
                 let run = plan.stream();
                 let result = match deadline {
@@ -603,14 +597,7 @@ impl Operation {
             }
             ResultSource::Rows(batches) => {
                 let batches: Vec<_> = batches.iter().cloned().map(Ok).collect();
-                Box::pin(
-                    datafusion::physical_plan::stream::RecordBatchStreamAdapter::new(
-                        self.schema
-                            .clone()
-                            .unwrap_or_else(|| Arc::new(arrow::datatypes::Schema::empty())),
-                        futures::stream::iter(batches),
-                    ),
-                )
+                Box::pin(futures::stream::iter(batches))
             }
             ResultSource::Empty | ResultSource::Task(_) => return,
         };
@@ -627,8 +614,7 @@ impl Operation {
             match next {
                 None => break,
                 Some(Err(e)) => {
-                    let err = GatewayError::Sql(SqlError::from_execution(e));
-                    return self.produce_error(&tx, err).await;
+                    return self.produce_error(&tx, GatewayError::Sql(e)).await;
                 }
                 Some(Ok(batch)) => {
                     if batch.num_rows() == 0 {

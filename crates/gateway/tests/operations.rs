@@ -12,7 +12,7 @@ use std::time::Duration;
 use apiary_gateway::{
     CatalogRequest, Client, Gateway, GatewayConfig, GatewayError, OperationState, SessionRequest,
 };
-use apiary_sql::{Engine, EngineOptions};
+use apiary_sql::{Engine, EngineOptions, Registry};
 
 const ENDLESS: &str =
     "SELECT sum(a.value * b.value) AS s FROM range(200000) a CROSS JOIN range(200000) b";
@@ -27,9 +27,13 @@ async fn fixture(config: GatewayConfig) -> Fixture {
     let dir = tempfile::tempdir().unwrap();
     let metastore =
         Arc::new(apiary_metastore::SqliteMetastore::open(&dir.path().join("m.db")).unwrap());
-    let engine = Engine::open(EngineOptions::new(&dir.path().join("wh")), metastore)
-        .await
-        .unwrap();
+    let engine = Engine::open(
+        EngineOptions::new(&dir.path().join("wh")),
+        metastore,
+        Arc::new(Registry::default()),
+    )
+    .await
+    .unwrap();
     let gateway = Gateway::new(Arc::new(engine), config);
     let client = Client {
         user: "tester".into(),

@@ -529,7 +529,7 @@ impl<'a> P<'a> {
         let part = self.ident()?;
         if part.contains('.') {
             let (line, column) = line_column(self.sql, at);
-            return Err(SqlError::Semantic(format!(
+            return Err(SqlError::semantic(format!(
                 "Line {line}:{column} Table or database name may not contain dot(.) character '{part}'"
             )));
         }

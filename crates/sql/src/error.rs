@@ -2,6 +2,8 @@
 
 use datafusion::error::DataFusionError;
 
+pub use crate::hive_errors::HiveError;
+
 /// Why a statement failed. `Display` is the detail; [`SqlError::hive_message`] is the whole text
 /// a Hive client sees.
 #[derive(Debug, thiserror::Error)]
@@ -28,9 +30,16 @@ pub enum SqlError {
     /// A function that does not exist.
     #[error("SemanticException [Error 10011]: Invalid function {0}")]
     FunctionNotFound(String),
-    /// Any other error found while compiling.
-    #[error("SemanticException {0}")]
-    Semantic(String),
+    /// Any other error found while compiling: with Hive's code when it has one (the text is
+    /// built from [`HiveError`]'s table by [`SqlError::hive`]), without one (Hive's 40000)
+    /// otherwise.
+    #[error("SemanticException {}{message}", error.map(|e| format!("[Error {}]: ", e.code())).unwrap_or_default())]
+    Semantic {
+        /// Hive's error code.
+        error: Option<HiveError>,
+        /// The message after the code.
+        message: String,
+    },
     /// A statement Apiary understands but does not support.
     #[error("SemanticException [Error 10294]: {0}")]
     Unsupported(String),
@@ -72,6 +81,32 @@ impl From<apiary_storage::StorageError> for SqlError {
 }
 
 impl SqlError {
+    /// A semantic error with Hive's `error` code: the code's text, then `detail` (which brings
+    /// its own separator: `" name"`, `": x"`).
+    pub fn hive(error: HiveError, detail: impl Into<String>) -> Self {
+        SqlError::Semantic {
+            error: Some(error),
+            message: format!("{}{}", error.text(), detail.into()),
+        }
+    }
+
+    /// [`SqlError::hive`] with the statement position Hive puts before the text
+    /// (`"Line 1:12 "`).
+    pub fn hive_at(error: HiveError, position: &str, detail: impl Into<String>) -> Self {
+        SqlError::Semantic {
+            error: Some(error),
+            message: format!("{position}{}{}", error.text(), detail.into()),
+        }
+    }
+
+    /// A semantic error Hive reports without a code of its own (40000 on the wire).
+    pub fn semantic(message: String) -> Self {
+        SqlError::Semantic {
+            error: None,
+            message,
+        }
+    }
+
     /// Hive's SQLSTATE for the error.
     pub fn sql_state(&self) -> &'static str {
         match self {
@@ -86,7 +121,8 @@ impl SqlError {
     /// Hive's numeric error code.
     pub fn error_code(&self) -> i32 {
         match self {
-            SqlError::Parse { .. } | SqlError::Semantic(_) | SqlError::Substitution(_) => 40000,
+            SqlError::Semantic { error: Some(e), .. } => e.code(),
+            SqlError::Parse { .. } | SqlError::Semantic { .. } | SqlError::Substitution(_) => 40000,
             SqlError::TableNotFound(_) => 10001,
             SqlError::ColumnNotFound(_) => 10004,
             SqlError::FunctionNotFound(_) => 10011,
@@ -181,7 +217,7 @@ fn classify_plan_error(msg: &str) -> SqlError {
     {
         return SqlError::Unsupported(msg.to_string());
     }
-    SqlError::Semantic(format!("[Error 10000]: {msg}"))
+    SqlError::hive(HiveError::Generic, msg)
 }
 
 #[cfg(test)]

@@ -19,7 +19,7 @@ use crate::ddl::{
     AlterTable, ColumnDef, CreateTable, HiveStatement, PartitionSpec, RowFormat, StoredAs,
     TableName,
 };
-use crate::error::SqlError;
+use crate::error::{HiveError, SqlError};
 use crate::pattern::hive_like;
 use crate::session::{string_rows, Prepared, SqlSession};
 use crate::types::HiveType;
@@ -78,10 +78,10 @@ fn check_duplicates(cols: &[Column]) -> Result<(), SqlError> {
     let mut seen = std::collections::BTreeSet::new();
     for c in cols {
         if !seen.insert(c.name.as_str()) {
-            return Err(SqlError::Semantic(format!(
-                "[Error 10036]: Duplicate column name: {}",
-                c.name
-            )));
+            return Err(SqlError::hive(
+                HiveError::DuplicateColumnNames,
+                format!(" {}", c.name),
+            ));
         }
     }
     Ok(())
@@ -297,11 +297,10 @@ impl SqlSession {
                 let plan = self.plan_query(&query).await?;
                 let fields = plan.schema().fields().clone();
                 if !columns.is_empty() && columns.len() != fields.len() {
-                    return Err(SqlError::Semantic(format!(
-                        "[Error 10074]: The number of columns produced by the SELECT clause does not match the number of column names specified by CREATE VIEW: {} columns, {} names",
-                        fields.len(),
-                        columns.len()
-                    )));
+                    return Err(SqlError::hive(
+                        HiveError::ViewColumnCountMismatch,
+                        format!(": {} columns, {} names", fields.len(), columns.len()),
+                    ));
                 }
                 let cols: Vec<Column> = fields
                     .iter()
@@ -359,14 +358,16 @@ impl SqlSession {
                     return Err(SqlError::TableNotFound(format!("{db}.{t}")));
                 };
                 if view && !table.is_view() {
-                    return Err(SqlError::Semantic(format!(
-                        "[Error 10131]: To drop a base table you need to use DROP TABLE instead of DROP VIEW: {db}.{t}"
-                    )));
+                    return Err(SqlError::hive(
+                        HiveError::DropTableOnView,
+                        format!(": {db}.{t}"),
+                    ));
                 }
                 if !view && table.is_view() {
-                    return Err(SqlError::Semantic(format!(
-                        "[Error 10134]: To drop a view you need to use DROP VIEW: {db}.{t}"
-                    )));
+                    return Err(SqlError::hive(
+                        HiveError::DropViewOnTableOrAlterNonNative,
+                        format!("To drop a view you need to use DROP VIEW: {db}.{t}"),
+                    ));
                 }
                 self.drop_one(&table).await?;
                 Ok(Prepared::Done)
@@ -374,16 +375,16 @@ impl SqlSession {
             HiveStatement::Truncate { name, partition } => {
                 let table = self.require_table(&name).await?;
                 if table.storage_handler().is_some() {
-                    return Err(SqlError::Semantic(format!(
-                        "[Error 10147]: Cannot truncate non-native table {}.",
-                        table.name
-                    )));
+                    return Err(SqlError::hive(
+                        HiveError::TruncateNonNative,
+                        format!(" {}.", table.name),
+                    ));
                 }
                 if table.table_type != TableType::Managed {
-                    return Err(SqlError::Semantic(format!(
-                        "[Error 10146]: Cannot truncate non-managed table {}.",
-                        table.qualified_name()
-                    )));
+                    return Err(SqlError::hive(
+                        HiveError::TruncateNonManaged,
+                        format!(" {}.", table.qualified_name()),
+                    ));
                 }
                 let root = owned_root_for(&table, "truncate")?;
                 let parts = self
@@ -484,10 +485,13 @@ impl SqlSession {
             HiveStatement::ShowPartitions(name, spec) => {
                 let table = self.require_table(&name).await?;
                 if table.partition_keys.is_empty() {
-                    return Err(SqlError::Semantic(format!(
-                        "[Error 10241]: Table {} is not a partitioned table",
-                        table.qualified_name()
-                    )));
+                    return Err(SqlError::hive(
+                        HiveError::NotPartitioned,
+                        format!(
+                            "Table {} is not a partitioned table",
+                            table.qualified_name()
+                        ),
+                    ));
                 }
                 let spec = spec.unwrap_or_default();
                 let parts = self
@@ -581,7 +585,7 @@ impl SqlSession {
         let class = handler.class_name();
         let caps = handler.capabilities();
         if ct.as_select.is_some() || ct.like.is_some() {
-            return Err(SqlError::Semantic(format!(
+            return Err(SqlError::semantic(format!(
                 "CREATE TABLE .. {} cannot be used with a table stored by {class}",
                 if ct.like.is_some() {
                     "LIKE"
@@ -591,31 +595,28 @@ impl SqlSession {
             )));
         }
         if !ct.partitioned_by.is_empty() {
-            return Err(SqlError::Semantic(format!(
+            return Err(SqlError::semantic(format!(
                 "PARTITIONED BY cannot be used with a table stored by {class}"
             )));
         }
         if ct.location.is_some() && !caps.location {
-            return Err(SqlError::Semantic(format!(
+            return Err(SqlError::semantic(format!(
                 "LOCATION may not be specified for a table stored by {class}"
             )));
         }
         if ct.external && !caps.external {
-            return Err(SqlError::Semantic(format!(
+            return Err(SqlError::semantic(format!(
                 "{class} does not support EXTERNAL tables"
             )));
         }
         if !ct.external && !caps.managed {
-            return Err(SqlError::Semantic(format!(
+            return Err(SqlError::semantic(format!(
                 "{class} supports only EXTERNAL tables: use CREATE EXTERNAL TABLE"
             )));
         }
         let columns = to_columns(&ct.columns);
         if columns.is_empty() {
-            return Err(SqlError::Semantic(
-                "[Error 10043]: Either list of columns or a custom serializer should be specified"
-                    .into(),
-            ));
+            return Err(SqlError::hive(HiveError::InvalidTableDdlSerde, ""));
         }
         check_duplicates(&columns)?;
         let mut serde_params = ct.handler_serde_props.clone();
@@ -679,7 +680,7 @@ impl SqlSession {
         let name = ct
             .name
             .clone()
-            .ok_or_else(|| SqlError::Semantic("CREATE TABLE needs a name".into()))?;
+            .ok_or_else(|| SqlError::semantic("CREATE TABLE needs a name".into()))?;
         let (db, tname) = self.qualify(&name);
         apiary_metastore::check_table_name(&tname)?;
         let database = self.require_database(&db).await?;
@@ -693,9 +694,7 @@ impl SqlSession {
         }
         if ct.stored_by.is_some() {
             if ct.row_format.is_some() || ct.stored_as.is_some() {
-                return Err(SqlError::Semantic(
-                    "[Error 10060]: STORED BY cannot be used with ROW FORMAT or STORED AS".into(),
-                ));
+                return Err(SqlError::hive(HiveError::StoredByWithRowFormat, ""));
             }
             return self.create_nonnative(&ct, db, tname).await;
         }
@@ -716,19 +715,13 @@ impl SqlSession {
             let mut columns = to_columns(&ct.columns);
             if let Some(q) = &ct.as_select {
                 if ct.external {
-                    return Err(SqlError::Semantic(
-                        "[Error 10070]: CREATE-TABLE-AS-SELECT cannot create external table".into(),
-                    ));
+                    return Err(SqlError::hive(HiveError::CtasExternalTable, ""));
                 }
                 if !ct.partitioned_by.is_empty() {
-                    return Err(SqlError::Semantic(
-                        "[Error 10068]: CREATE-TABLE-AS-SELECT does not support partitioning in the target table".into(),
-                    ));
+                    return Err(SqlError::hive(HiveError::CtasPartitioning, ""));
                 }
                 if !columns.is_empty() {
-                    return Err(SqlError::Semantic(
-                        "[Error 10065]: CREATE TABLE AS SELECT command cannot specify the list of columns for the target table".into(),
-                    ));
+                    return Err(SqlError::hive(HiveError::CtasColumnList, ""));
                 }
                 let plan = self.plan_query(q).await?;
                 let schema: SchemaRef = Arc::new(plan.schema().as_arrow().clone());
@@ -745,9 +738,7 @@ impl SqlSession {
             }
             let _ = plan_schema;
             if columns.is_empty() {
-                return Err(SqlError::Semantic(
-                    "[Error 10043]: Either list of columns or a custom serializer should be specified".into(),
-                ));
+                return Err(SqlError::hive(HiveError::InvalidTableDdlSerde, ""));
             }
             let partition_keys = to_columns(&ct.partitioned_by);
             let mut all = columns.clone();
@@ -755,9 +746,10 @@ impl SqlSession {
             check_duplicates(&all)?;
             for c in &ct.clustered_by {
                 if !columns.iter().any(|x| &x.name == c) {
-                    return Err(SqlError::Semantic(format!(
-                        "[Error 10002]: Invalid column reference {c} in CLUSTERED BY"
-                    )));
+                    return Err(SqlError::hive(
+                        HiveError::InvalidColumn,
+                        format!(" {c} in CLUSTERED BY"),
+                    ));
                 }
             }
             let (format, serde) = resolve_format(&ct)?;
@@ -988,9 +980,7 @@ impl SqlSession {
             }
             AlterTable::ChangeColumn { old, new } => {
                 let Some(c) = t.sd.columns.iter_mut().find(|c| c.name == old) else {
-                    return Err(SqlError::Semantic(format!(
-                        "[Error 10002]: Invalid column reference {old}"
-                    )));
+                    return Err(SqlError::hive(HiveError::InvalidColumn, format!(" {old}")));
                 };
                 c.name = new.name;
                 c.type_name = new.type_name;
@@ -1014,10 +1004,13 @@ impl SqlSession {
             AlterTable::UnsetProperties(keys, if_exists) => {
                 for k in keys {
                     if t.parameters.remove(&k).is_none() && !if_exists {
-                        return Err(SqlError::Semantic(format!(
-                            "[Error 10215]: Please use the following syntax if not sure whether the property existed or not:\nALTER TABLE tableName UNSET TBLPROPERTIES IF EXISTS (key1, key2, ...)\n The following property {k} does not exist in {}",
-                            table.name
-                        )));
+                        return Err(SqlError::hive(
+                            HiveError::UnsetNonExistentProperty,
+                            format!(
+                                " The following property {k} does not exist in {}",
+                                table.name
+                            ),
+                        ));
                     }
                 }
             }
@@ -1056,10 +1049,10 @@ impl SqlSession {
                         .filter(|p| spec_matches(&table, spec, &p.values))
                         .collect();
                     if matching.is_empty() && !if_exists {
-                        return Err(SqlError::Semantic(format!(
-                            "[Error 10006]: Partition not found {}",
-                            spec_text(spec)
-                        )));
+                        return Err(SqlError::hive(
+                            HiveError::InvalidPartition,
+                            format!(" {}", spec_text(spec)),
+                        ));
                     }
                     drop.extend(matching);
                 }
@@ -1102,10 +1095,10 @@ impl SqlSession {
                     .into_iter()
                     .find(|p| p.values == values)
                     .ok_or_else(|| {
-                        SqlError::Semantic(format!(
-                            "[Error 10006]: Partition not found {}",
-                            spec_text(&spec)
-                        ))
+                        SqlError::hive(
+                            HiveError::InvalidPartition,
+                            format!(" {}", spec_text(&spec)),
+                        )
                     })?;
                 p.sd.location = Some(loc);
                 self.metastore()
@@ -1181,23 +1174,17 @@ impl SqlSession {
     ) -> Result<Prepared, SqlError> {
         let table = self.require_table(name).await?;
         if table.storage_handler().is_some() {
-            return Err(SqlError::Semantic(
-                "[Error 10101]: A non-native table cannot be used as target for LOAD".into(),
-            ));
+            return Err(SqlError::hive(HiveError::NonNativeLoad, ""));
         }
         let values = match (&partition, table.partition_keys.is_empty()) {
             (None, true) => vec![],
             (Some(_), true) => {
-                return Err(SqlError::Semantic(format!(
-                    "[Error 10035]: Table is not partitioned but partition spec exists: {}",
-                    table.qualified_name()
-                )))
-            }
-            (None, false) => {
-                return Err(SqlError::Semantic(
-                    "[Error 10062]: Need to specify partition columns because the destination table is partitioned".into(),
+                return Err(SqlError::hive(
+                    HiveError::PartitionSpecOnUnpartitioned,
+                    format!(" {}", table.qualified_name()),
                 ))
             }
+            (None, false) => return Err(SqlError::hive(HiveError::NeedPartitionColumns, "")),
             (Some(spec), false) => full_spec(&table, spec)?,
         };
         // LOCAL paths and file: URLs; Hive moves from HDFS, Apiary copies (the source stays).
@@ -1236,17 +1223,17 @@ impl SqlSession {
         overwrite: bool,
     ) -> Result<crate::session::Task, SqlError> {
         if table.is_view() {
-            return Err(SqlError::Semantic(format!(
-                "[Error 10090]: A view cannot be used as target table for LOAD or INSERT: {}",
-                table.qualified_name()
-            )));
+            return Err(SqlError::hive(
+                HiveError::ViewAsTarget,
+                format!(": {}", table.qualified_name()),
+            ));
         }
         if let Some(handler) = crate::nonnative::handler_of(self.handlers(), table)? {
             if partition.is_some() {
-                return Err(SqlError::Semantic(format!(
-                    "[Error 10035]: Table is not partitioned but partition spec exists: {}",
-                    table.qualified_name()
-                )));
+                return Err(SqlError::hive(
+                    HiveError::PartitionSpecOnUnpartitioned,
+                    format!(" {}", table.qualified_name()),
+                ));
             }
             let caps = handler.capabilities();
             if !(if overwrite {
@@ -1254,7 +1241,7 @@ impl SqlSession {
             } else {
                 caps.insert
             }) {
-                return Err(SqlError::Semantic(format!(
+                return Err(SqlError::semantic(format!(
                     "INSERT {} is not supported for a table stored by {}",
                     if overwrite { "OVERWRITE" } else { "INTO" },
                     handler.class_name()
@@ -1298,22 +1285,19 @@ impl SqlSession {
         let spec: Vec<Option<String>> = match (&partition, table.partition_keys.is_empty()) {
             (None, true) => vec![],
             (Some(_), true) => {
-                return Err(SqlError::Semantic(format!(
-                    "[Error 10035]: Table is not partitioned but partition spec exists: {}",
+                return Err(SqlError::hive(HiveError::PartitionSpecOnUnpartitioned, format!(" {}",
                     table.qualified_name()
                 )))
             }
             (None, false) => {
-                return Err(SqlError::Semantic(format!(
-                    "[Error 10044]: Cannot insert into target table because column number/types are different '{}': Need to specify partition columns because the destination table is partitioned",
+                return Err(SqlError::hive(HiveError::TargetTableColumnMismatch, format!(" '{}': Need to specify partition columns because the destination table is partitioned",
                     table.name
                 )))
             }
             (Some(spec), false) => {
                 check_spec_keys(table, spec)?;
                 if spec.len() != table.partition_keys.len() {
-                    return Err(SqlError::Semantic(format!(
-                        "[Error 10044]: Cannot insert into target table because column number/types are different '{}': Partition spec {} does not name every partition column",
+                    return Err(SqlError::hive(HiveError::TargetTableColumnMismatch, format!(" '{}': Partition spec {} does not name every partition column",
                         table.name,
                         spec_text(spec)
                     )));
@@ -1398,10 +1382,14 @@ impl SqlSession {
         let got = plan.schema().fields().len();
         let want = table.sd.columns.len() + dynamic;
         if got != want {
-            return Err(SqlError::Semantic(format!(
-                "[Error 10044]: Line 1:12 Cannot insert into target table because column number/types are different '{}': Table insclause-0 has {want} columns, but query has {got} columns.",
-                table.name
-            )));
+            return Err(SqlError::hive_at(
+                HiveError::TargetTableColumnMismatch,
+                "Line 1:12 ",
+                format!(
+                    " '{}': Table insclause-0 has {want} columns, but query has {got} columns.",
+                    table.name
+                ),
+            ));
         }
         Ok(plan)
     }
@@ -1416,12 +1404,15 @@ impl SqlSession {
         use datafusion::logical_expr::{col, lit, LogicalPlanBuilder};
         let fields = plan.schema().fields().clone();
         if fields.len() != columns.len() + dynamic {
-            return Err(SqlError::Semantic(format!(
-                "[Error 10044]: Cannot insert into target table because column number/types are different '{}': Table insclause-0 has {} columns, but query has {} columns.",
-                table.name,
-                columns.len() + dynamic,
-                fields.len()
-            )));
+            return Err(SqlError::hive(
+                HiveError::TargetTableColumnMismatch,
+                format!(
+                    " '{}': Table insclause-0 has {} columns, but query has {} columns.",
+                    table.name,
+                    columns.len() + dynamic,
+                    fields.len()
+                ),
+            ));
         }
         let mut exprs = Vec::new();
         for c in &table.sd.columns {
@@ -1434,9 +1425,7 @@ impl SqlSession {
         }
         for c in columns {
             if !table.sd.columns.iter().any(|x| &x.name == c) {
-                return Err(SqlError::Semantic(format!(
-                    "[Error 10002]: Invalid column reference {c}"
-                )));
+                return Err(SqlError::hive(HiveError::InvalidColumn, format!(" {c}")));
             }
         }
         for f in &fields[columns.len()..] {
@@ -1459,7 +1448,12 @@ fn load_files(
 ) -> Result<(), SqlError> {
     let files: Vec<std::path::PathBuf> = if src.is_dir() {
         std::fs::read_dir(src)
-            .map_err(|e| SqlError::Semantic(format!("[Error 10028]: Invalid path '{path}': {e}")))?
+            .map_err(|e| {
+                SqlError::hive(
+                    HiveError::InvalidPath,
+                    format!("Invalid path '{path}': {e}"),
+                )
+            })?
             .filter_map(|e| e.ok())
             .filter(|e| e.file_type().map(|t| t.is_file()).unwrap_or(false))
             .map(|e| e.path())
@@ -1472,9 +1466,11 @@ fn load_files(
     } else if src.is_file() {
         vec![src.to_path_buf()]
     } else {
-        return Err(SqlError::Semantic(format!(
-            "[Error 10028]: Line 1:17 Path is not legal '{path}': No files matching path {path}"
-        )));
+        return Err(SqlError::hive_at(
+            HiveError::InvalidPath,
+            "Line 1:17 ",
+            format!("Path is not legal '{path}': No files matching path {path}"),
+        ));
     };
     std::fs::create_dir_all(dir).map_err(|e| SqlError::Ddl(e.to_string()))?;
     if overwrite {
@@ -1631,8 +1627,7 @@ pub(crate) fn owned_root_for(table: &Table, what: &str) -> Result<std::path::Pat
 }
 
 fn not_owned(table: &Table, what: &str, path: &str) -> SqlError {
-    SqlError::Semantic(format!(
-        "[Error 10000]: Cannot {what} table {}: {path} is not a folder Apiary created for this table, so Apiary does not delete the files in it",
+    SqlError::hive(HiveError::Generic, format!("Cannot {what} table {}: {path} is not a folder Apiary created for this table, so Apiary does not delete the files in it",
         table.qualified_name()
     ))
 }
@@ -1679,9 +1674,10 @@ fn spec_text(spec: &PartitionSpec) -> String {
 fn check_spec_keys(table: &Table, spec: &PartitionSpec) -> Result<(), SqlError> {
     for (k, _) in spec {
         if !table.partition_keys.iter().any(|p| &p.name == k) {
-            return Err(SqlError::Semantic(format!(
-                "[Error 10098]: Non-Partition column appears in the partition specification: {k}"
-            )));
+            return Err(SqlError::hive(
+                HiveError::NonPartitionColumnInSpec,
+                format!(" {k}"),
+            ));
         }
     }
     Ok(())
@@ -1698,11 +1694,15 @@ fn full_spec(table: &Table, spec: &PartitionSpec) -> Result<Vec<String>, SqlErro
                 .find(|(n, _)| n == &k.name)
                 .and_then(|(_, v)| v.clone())
                 .ok_or_else(|| {
-                    SqlError::Semantic(format!(
-                        "[Error 10006]: Partition spec {} is missing a value for partition column {}",
-                        spec_text(spec),
-                        k.name
-                    ))
+                    // Hive's code for a partition it cannot find, with a message of its own.
+                    SqlError::Semantic {
+                        error: Some(HiveError::InvalidPartition),
+                        message: format!(
+                            "Partition spec {} is missing a value for partition column {}",
+                            spec_text(spec),
+                            k.name
+                        ),
+                    }
                 })
         })
         .collect()
@@ -1723,11 +1723,8 @@ fn spec_matches(table: &Table, spec: &PartitionSpec, values: &[String]) -> bool 
 fn resolve_format(ct: &CreateTable) -> Result<(NativeFormat, Option<RowFormat>), SqlError> {
     let serde = ct.row_format.clone();
     let format = match &ct.stored_as {
-        Some(StoredAs::Format(f)) => NativeFormat::from_stored_as(f).ok_or_else(|| {
-            SqlError::Semantic(format!(
-                "[Error 10305]: Unrecognized file format in STORED AS clause: '{f}'"
-            ))
-        })?,
+        Some(StoredAs::Format(f)) => NativeFormat::from_stored_as(f)
+            .ok_or_else(|| SqlError::hive(HiveError::UnknownFileFormat, format!(" '{f}'")))?,
         Some(StoredAs::Classes(i, _)) => NativeFormat::of(&StorageDescriptor {
             input_format: Some(i.clone()),
             ..Default::default()
@@ -1774,9 +1771,7 @@ fn describe(
             .iter()
             .chain(&table.partition_keys)
             .find(|c| c.name == name)
-            .ok_or_else(|| {
-                SqlError::Semantic(format!("[Error 10002]: Invalid column reference {name}"))
-            })?;
+            .ok_or_else(|| SqlError::hive(HiveError::InvalidColumn, format!(" {name}")))?;
         return Ok(rows(&cols, vec![col_row(c)]));
     }
     let mut out: Vec<Vec<Option<String>>> = Vec::new();

@@ -8,6 +8,7 @@ pub mod ddl;
 pub mod error;
 pub mod functions;
 mod hive;
+pub mod hive_errors;
 pub mod metadata;
 pub mod names;
 mod nonnative;
@@ -18,11 +19,12 @@ mod rewrite;
 pub mod session;
 mod show;
 mod substitute;
+pub use apiary_storage::handler::Registry;
 pub use apiary_storage::types;
 
 pub use error::SqlError;
 pub use session::{
-    execute, Engine, EngineOptions, Prepared, QueryPlan, SessionOptions, SqlSession, Task,
-    TASK_SETTLE,
+    execute, Engine, EngineOptions, Prepared, QueryPlan, RowStream, SessionOptions, SqlSession,
+    Task, TASK_SETTLE,
 };
 pub use types::HiveType;

@@ -639,3 +639,68 @@ pub fn cross_reference() -> Prepared {
         vec![],
     )
 }
+
+/// What front ends may read of the catalog through one session (its view of the metastore
+/// and functions), opaque to the layers above: they never see DataFusion's context. Each
+/// call reads the metastore now, so other servers' DDL is seen.
+#[derive(Clone)]
+pub struct CatalogReader {
+    ctx: SessionContext,
+}
+
+impl std::fmt::Debug for CatalogReader {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("CatalogReader")
+    }
+}
+
+impl CatalogReader {
+    pub(crate) fn new(ctx: SessionContext) -> Self {
+        Self { ctx }
+    }
+
+    /// GetSchemas' rows.
+    pub async fn schemas(&self, pattern: Option<&str>) -> Result<Prepared, SqlError> {
+        schemas(&self.ctx, pattern).await
+    }
+
+    /// GetTables' rows.
+    pub async fn tables(
+        &self,
+        schema_pattern: Option<&str>,
+        table_pattern: Option<&str>,
+        types: Option<&[String]>,
+    ) -> Result<Prepared, SqlError> {
+        tables(&self.ctx, schema_pattern, table_pattern, types).await
+    }
+
+    /// GetColumns' rows.
+    pub async fn columns(
+        &self,
+        schema_pattern: Option<&str>,
+        table_pattern: Option<&str>,
+        column_pattern: Option<&str>,
+    ) -> Result<Prepared, SqlError> {
+        columns(&self.ctx, schema_pattern, table_pattern, column_pattern).await
+    }
+
+    /// GetFunctions' rows.
+    pub fn functions(&self, pattern: &str) -> Prepared {
+        functions(&self.ctx, pattern)
+    }
+
+    /// The databases matching `pattern`, sorted.
+    pub async fn database_names(&self, pattern: Option<&str>) -> Result<Vec<String>, SqlError> {
+        database_names(&self.ctx, pattern).await
+    }
+
+    /// The tables and views matching the patterns, with their Arrow schemas.
+    pub async fn table_infos(
+        &self,
+        schema_pattern: Option<&str>,
+        table_pattern: Option<&str>,
+        types: Option<&[String]>,
+    ) -> Result<Vec<TableInfo>, SqlError> {
+        table_infos(&self.ctx, schema_pattern, table_pattern, types).await
+    }
+}

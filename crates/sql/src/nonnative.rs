@@ -24,7 +24,7 @@ use apiary_storage::handler::{
 
 use tokio_util::sync::CancellationToken;
 
-use crate::error::SqlError;
+use crate::error::{HiveError, SqlError};
 use crate::hive::failpoint;
 
 /// Runs a hook call unless the interrupt comes first; `Err(Cancelled)` when it does (the
@@ -59,7 +59,7 @@ pub(crate) fn resolve(
     name: &str,
 ) -> Result<Arc<dyn StorageHandler>, SqlError> {
     handlers.resolve(name).ok_or_else(|| {
-        SqlError::Semantic(format!(
+        SqlError::semantic(format!(
             "The storage handler specified in the STORED BY clause is not recognized: '{name}'. Registered storage handlers: {}",
             handlers.names().join(", ")
         ))
@@ -261,11 +261,14 @@ pub(crate) async fn check_alter(
     let allowed = handler.capabilities().alter;
     let Some(op) = op.filter(|o| allowed.contains(o)) else {
         let list: Vec<String> = allowed.iter().map(ToString::to_string).collect();
-        return Err(SqlError::Semantic(format!(
-            "[Error 10134]: ALTER TABLE can only be used for [{}] to a non-native table  {}",
-            list.join(", "),
-            old.name
-        )));
+        return Err(SqlError::hive(
+            HiveError::DropViewOnTableOrAlterNonNative,
+            format!(
+                "ALTER TABLE can only be used for [{}] to a non-native table  {}",
+                list.join(", "),
+                old.name
+            ),
+        ));
     };
     if let (Some(h), Some(new)) = (handler.meta_hook(), new) {
         h.pre_alter_table(old, new, op).await.map_err(ddl_error)?;

@@ -25,7 +25,7 @@ use datafusion::sql::sqlparser::tokenizer::Tokenizer;
 use tokio_util::sync::CancellationToken;
 
 use crate::catalog::HiveCatalog;
-use crate::error::SqlError;
+use crate::error::{HiveError, SqlError};
 use crate::pattern::hive_like;
 use crate::rewrite;
 use crate::substitute::substitute;
@@ -156,11 +156,13 @@ fn runtime(options: &EngineOptions) -> Result<Arc<RuntimeEnv>, SqlError> {
 }
 
 impl Engine {
-    /// An engine over `metastore` as `options` say. Creates the `default` database if the
-    /// metastore has none, and finishes or undoes what a crash of this server cut short.
+    /// An engine over `metastore` with the storage handlers of `handlers`, as `options` say.
+    /// Creates the `default` database if the metastore has none, and finishes or undoes what
+    /// a crash of this server cut short (with those handlers).
     pub async fn open(
         options: EngineOptions,
         metastore: Arc<dyn Metastore>,
+        handlers: Arc<Registry>,
     ) -> Result<Self, SqlError> {
         let runtime = runtime(&options)?;
         let EngineOptions {
@@ -193,7 +195,6 @@ impl Engine {
                 Err(e) => return Err(e.into()),
             }
         }
-        let handlers = Arc::new(Registry::with_builtin());
         let owner = server_id;
         let tag = crate::names::server_tag(&owner);
         let unavailable =
@@ -301,6 +302,10 @@ pub enum Prepared {
     Task(Task),
 }
 
+/// A query's rows as they are produced, with the statement layer's errors.
+pub type RowStream =
+    std::pin::Pin<Box<dyn futures::Stream<Item = Result<RecordBatch, SqlError>> + Send>>;
+
 /// A planned query, opaque to the layers above: run it (again, for FETCH_FIRST) with
 /// [`QueryPlan::stream`].
 #[derive(Clone)]
@@ -319,8 +324,11 @@ impl std::fmt::Debug for QueryPlan {
 
 impl QueryPlan {
     /// Starts the query; its rows arrive on the stream.
-    pub async fn stream(&self) -> Result<SendableRecordBatchStream, SqlError> {
-        execute(&self.ctx, self.plan.clone()).await
+    pub async fn stream(&self) -> Result<RowStream, SqlError> {
+        let rows = execute(&self.ctx, self.plan.clone()).await?;
+        Ok(Box::pin(futures::StreamExt::map(rows, |r| {
+            r.map_err(SqlError::from_execution)
+        })))
     }
 
     /// The logical plan (for the SQL layer's own tests and EXPLAIN-like tools).
@@ -370,7 +378,12 @@ impl Task {
                 tokio::select! {
                     biased;
                     _ = interrupt.cancelled() => Err(SqlError::Cancelled),
-                    r = work => r,
+                    r = async {
+                        // Fail point of the work that runs a query and writes its rows
+                        // (INSERT, CTAS's rows, DataFusion's DML).
+                        crate::hive::failpoint("task.run").await?;
+                        work.await
+                    } => r,
                 }
             })
         })
@@ -544,6 +557,11 @@ impl SqlSession {
         &self.ctx
     }
 
+    /// What front ends may read of the catalog through this session.
+    pub fn catalog_reader(&self) -> crate::metadata::CatalogReader {
+        crate::metadata::CatalogReader::new(self.ctx.clone())
+    }
+
     /// Sets a Hive configuration key; `datafusion.*` keys go to DataFusion's own options.
     pub fn set_conf(&mut self, key: &str, value: &str) -> Result<(), SqlError> {
         if key.starts_with("datafusion.") {
@@ -553,7 +571,7 @@ impl SqlSession {
                 .config_mut()
                 .options_mut()
                 .set(key, value)
-                .map_err(|e| SqlError::Semantic(format!("[Error 10000]: {e}")))?;
+                .map_err(|e| SqlError::hive(HiveError::Generic, e.to_string()))?;
         }
         self.hiveconf.insert(key.to_string(), value.to_string());
         Ok(())
@@ -701,8 +719,9 @@ impl SqlSession {
         match self.plan_sql(text).await? {
             // Analyzed, so column types are those of the rows (CTAS, views, INSERT's checks).
             Prepared::Query { plan, .. } => analyze(&self.ctx.state(), plan.plan),
-            _ => Err(SqlError::Semantic(
-                "[Error 10000]: expected a query (SELECT or VALUES)".into(),
+            _ => Err(SqlError::hive(
+                HiveError::Generic,
+                "expected a query (SELECT or VALUES)",
             )),
         }
     }
@@ -716,8 +735,7 @@ impl SqlSession {
         let limit = self.max_nesting();
         let operators = rewrite::operator_count(&tokens);
         if operators > limit.saturating_mul(OPERATORS_PER_LEVEL) {
-            return Err(SqlError::Semantic(format!(
-                "[Error 10000]: the statement has {operators} operators; at most {} are allowed ({OPERATORS_PER_LEVEL} per level of apiary.sql.max.nesting.depth)",
+            return Err(SqlError::hive(HiveError::Generic, format!("the statement has {operators} operators; at most {} are allowed ({OPERATORS_PER_LEVEL} per level of apiary.sql.max.nesting.depth)",
                 limit.saturating_mul(OPERATORS_PER_LEVEL)
             )));
         }
@@ -734,8 +752,7 @@ impl SqlSession {
         }
         let mut statement = statements.remove(0);
         if rewrite::nesting_depth(&statement, limit) > limit {
-            return Err(SqlError::Semantic(format!(
-                "[Error 10000]: the statement nests expressions or queries more than {limit} levels deep (apiary.sql.max.nesting.depth)"
+            return Err(SqlError::hive(HiveError::Generic, format!("the statement nests expressions or queries more than {limit} levels deep (apiary.sql.max.nesting.depth)"
             )));
         }
         rewrite::to_datafusion(&mut statement);

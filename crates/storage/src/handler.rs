@@ -4,8 +4,9 @@
 //! with pushdown, and an insert with append or overwrite), an optional [`MetaHook`] that keeps
 //! the other system in step with the catalog, the job properties its reader and writer see,
 //! which properties are secrets, and what it supports. Every method has a default meaning
-//! "not supported". A [`Registry`] finds handlers by Hive class name or short name; adding a
-//! handler is one module and one line in [`Registry::with_builtin`].
+//! "not supported". A [`Registry`] finds handlers by Hive class name or short name. Each
+//! handler is its own crate (`crates/handler-*`); the `apiary` binary builds the registry and
+//! hands it to the engine, so a test can register a handler of its own.
 //!
 //! Consistency with the catalog: DDL calls the hook inside an intent-journal protocol (see
 //! docs/storage-handlers.md). A hook creates objects tagged with the operation id
@@ -269,13 +270,6 @@ impl fmt::Debug for Registry {
 }
 
 impl Registry {
-    /// The handlers built into Apiary.
-    pub fn with_builtin() -> Self {
-        let mut r = Self::default();
-        r.register(Arc::new(crate::jdbc::JdbcHandler));
-        r
-    }
-
     /// Adds a handler.
     pub fn register(&mut self, handler: Arc<dyn StorageHandler>) {
         self.handlers.push(handler);

@@ -7,7 +7,6 @@ mod constants;
 mod error;
 pub mod format;
 pub mod handler;
-pub mod jdbc;
 pub mod native;
 pub mod ownership;
 pub mod text;

@@ -1,6 +1,9 @@
-//! The SQL files of `tests/sql/*.slt`, run in-process: the same records the client tests run
-//! over PyHive (tests/clients/slt.py), on an [`Engine`] with an embedded metastore in a
-//! temporary folder, values rendered as that runner renders what PyHive returns.
+//! The SQL files of `tests/sql/*.slt`, run in-process through the gateway (the door every
+//! front end uses): the same records the client tests run over PyHive
+//! (tests/clients/slt.py), on an engine with an embedded metastore in a temporary folder and
+//! the JDBC handler registered, values rendered as that runner renders what PyHive returns.
+//! With `APIARY_SLT_COMPLETE=1` the expected rows of every query are rewritten from what came
+//! back (the same switch as the client runner's; review the diff before committing).
 
 // A test harness: failing loudly is its job.
 #![allow(clippy::expect_used, clippy::panic)]
@@ -8,12 +11,12 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use apiary_gateway::render::cell_text;
+use apiary_gateway::{Client, Gateway, GatewayConfig, Handle, SessionRequest};
 use apiary_metastore::SqliteMetastore;
-use apiary_sql::render::cell_text;
-use apiary_sql::{Engine, EngineOptions, Prepared, SessionOptions};
+use apiary_sql::{Engine, EngineOptions, Registry};
 use arrow::array::{Array, AsArray, RecordBatch};
 use arrow::datatypes::{DataType, Float32Type, Float64Type};
-use futures::StreamExt;
 
 enum Record {
     Ok(String),
@@ -191,30 +194,61 @@ async fn rows_of(batches: Vec<RecordBatch>, data: &Path) -> Vec<String> {
     out
 }
 
-/// Runs one statement to the end; a query's rows are returned.
+/// Runs one statement to the end through the gateway; a query's rows are returned.
 async fn run(
-    session: &mut apiary_sql::SqlSession,
+    gateway: &Gateway,
+    session: &Handle,
     sql: &str,
 ) -> Result<Option<Vec<RecordBatch>>, String> {
-    let prepared = session.prepare(sql).await.map_err(|e| e.hive_message())?;
-    match prepared {
-        Prepared::Query { plan, .. } => {
-            let mut stream = plan.stream().await.map_err(|e| e.hive_message())?;
-            let mut batches = Vec::new();
-            while let Some(b) = stream.next().await {
-                batches
-                    .push(b.map_err(|e| apiary_sql::SqlError::from_execution(e).hive_message())?);
+    let op = gateway
+        .execute_statement(session, sql, &Default::default(), false, 0)
+        .await
+        .map_err(|e| e.message())?;
+    let result = if op.has_result_set() {
+        let mut batches = Vec::new();
+        loop {
+            let fetched = op.fetch(10_000, false).await.map_err(|e| e.message())?;
+            batches.extend(fetched.batches);
+            if !fetched.has_more {
+                break;
             }
-            Ok(Some(batches))
         }
-        Prepared::Rows { batches, .. } => Ok(Some(batches)),
-        Prepared::Done => Ok(None),
-        Prepared::Task(task) => task
-            .run(Default::default())
-            .await
-            .map(|_| None)
-            .map_err(|e| e.hive_message()),
+        Some(batches)
+    } else {
+        None
+    };
+    gateway
+        .close_operation(&op.handle())
+        .map_err(|e| e.message())?;
+    Ok(result)
+}
+
+/// `text` with the expected rows of its query records replaced by `rows` (one entry per
+/// query record, in order); everything else (comments, statements, spacing) is kept.
+fn completed(text: &str, mut rows: std::collections::VecDeque<Vec<String>>) -> String {
+    let mut out: Vec<String> = Vec::new();
+    let mut in_query = false;
+    let mut skipping = false;
+    for line in text.split('\n') {
+        if line.trim().is_empty() {
+            in_query = false;
+            skipping = false;
+            out.push(line.to_string());
+            continue;
+        }
+        if skipping {
+            continue;
+        }
+        if out.last().is_none_or(|l| l.trim().is_empty()) && line.starts_with("query") {
+            in_query = true;
+        }
+        out.push(line.to_string());
+        if in_query && line == "----" {
+            skipping = true;
+            out.extend(rows.pop_front().unwrap_or_default());
+        }
     }
+    out.join("\n")
 }
 
 async fn run_file(path: &Path) -> Vec<String> {
@@ -223,26 +257,36 @@ async fn run_file(path: &Path) -> Vec<String> {
     let dir = data.join("d");
     std::fs::create_dir_all(&dir).expect("data folder");
     let metastore = Arc::new(SqliteMetastore::open(&dir.join("metastore.db")).expect("metastore"));
-    let engine = Engine::open(EngineOptions::new(&dir.join("warehouse")), metastore)
-        .await
-        .expect("engine");
-    let mut session = engine
-        .open_session(SessionOptions {
-            // The user the client tests connect as.
-            user: "alice".into(),
-            ..Default::default()
-        })
-        .expect("session");
+    let mut handlers = Registry::default();
+    handlers.register(Arc::new(apiary_handler_jdbc::JdbcHandler));
+    let engine = Engine::open(
+        EngineOptions::new(&dir.join("warehouse")),
+        metastore,
+        Arc::new(handlers),
+    )
+    .await
+    .expect("engine");
+    let gateway = Gateway::new(Arc::new(engine), GatewayConfig::default());
+    let client = Client {
+        // The user the client tests connect as.
+        user: "alice".into(),
+        address: None,
+    };
+    let session = gateway
+        .open_session(&client, SessionRequest::default())
+        .expect("session")
+        .handle();
     let text = std::fs::read_to_string(path).expect("slt file");
     let mut failures = Vec::new();
+    let mut got_rows = std::collections::VecDeque::new();
     for record in parse(&text) {
         match record {
             Record::Ok(sql) => {
-                if let Err(e) = run(&mut session, &sql).await {
+                if let Err(e) = run(&gateway, &session, &sql).await {
                     failures.push(format!("{sql:?}: {e}"));
                 }
             }
-            Record::Error(expect, sql) => match run(&mut session, &sql).await {
+            Record::Error(expect, sql) => match run(&gateway, &session, &sql).await {
                 Ok(_) => failures.push(format!(
                     "{sql:?}: expected an error containing {expect:?}, it succeeded"
                 )),
@@ -251,7 +295,7 @@ async fn run_file(path: &Path) -> Vec<String> {
                 }
                 Err(_) => {}
             },
-            Record::Query { sort, sql, rows } => match run(&mut session, &sql).await {
+            Record::Query { sort, sql, rows } => match run(&gateway, &session, &sql).await {
                 Ok(Some(batches)) => {
                     let mut got = rows_of(batches, &data).await;
                     if sort {
@@ -260,11 +304,21 @@ async fn run_file(path: &Path) -> Vec<String> {
                     if got != rows {
                         failures.push(format!("{sql:?}:\n  expected {rows:?}\n  got      {got:?}"));
                     }
+                    got_rows.push_back(got);
                 }
-                Ok(None) => failures.push(format!("{sql:?}: no result set")),
-                Err(e) => failures.push(format!("{sql:?}: {e}")),
+                Ok(None) => {
+                    failures.push(format!("{sql:?}: no result set"));
+                    got_rows.push_back(rows);
+                }
+                Err(e) => {
+                    failures.push(format!("{sql:?}: {e}"));
+                    got_rows.push_back(rows);
+                }
             },
         }
+    }
+    if std::env::var("APIARY_SLT_COMPLETE").as_deref() == Ok("1") {
+        std::fs::write(path, completed(&text, got_rows)).expect("rewrite the slt file");
     }
     failures
 }
@@ -287,6 +341,19 @@ async fn sql_files_in_process() {
         }
     }
     assert!(report.is_empty(), "{}", report.join("\n"));
+}
+
+#[test]
+fn completion_replaces_only_expected_rows() {
+    let text = "# a comment\nstatement ok\nSELECT 1\n\nquery\nSELECT 2\n----\nold\nrows\n\nquery rowsort\nSELECT 3\n----\n";
+    let rows = [
+        vec!["2".to_string()],
+        vec!["3".to_string(), "4".to_string()],
+    ];
+    assert_eq!(
+        completed(text, rows.into_iter().collect()),
+        "# a comment\nstatement ok\nSELECT 1\n\nquery\nSELECT 2\n----\n2\n\nquery rowsort\nSELECT 3\n----\n3\n4\n"
+    );
 }
 
 #[test]

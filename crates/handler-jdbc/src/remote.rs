@@ -1,0 +1,365 @@
+//! What every remote database shares: where a JDBC table's rows are ([`Remote`], read from
+//! Hive's `hive.sql.*` properties), names and literals as SQL, the [`RemoteDb`] trait each
+//! database implements in its own module, and rows of text turned into Arrow batches.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::sync::Arc;
+
+use apiary_metastore::Table;
+use arrow::array::{ArrayRef, AsArray, RecordBatch, RecordBatchOptions, StringArray};
+use arrow::datatypes::{DataType, SchemaRef};
+use async_trait::async_trait;
+use datafusion::error::Result as DfResult;
+
+use apiary_storage::handler::{HandlerError, HandlerResult};
+use apiary_storage::types::HiveType;
+
+use crate::{mysql, postgres, sqlite, PASSWORD};
+
+/// Rows per batch read from the remote database.
+const BATCH_ROWS: usize = 8192;
+
+/// The remote database's kind: which SQL it speaks (quoting, literals, what pushdown may
+/// send it). Its connection is the [`RemoteDb`] of [`Remote`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kind {
+    Postgres,
+    Sqlite,
+    Mysql,
+}
+
+impl Kind {
+    /// The database's name in messages.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Kind::Postgres => "PostgreSQL",
+            Kind::Sqlite => "SQLite",
+            Kind::Mysql => "MySQL",
+        }
+    }
+}
+
+/// One remote database: its connection and the SQL it needs for what differs between
+/// databases. Each implementation is a module of this crate (`postgres`, `mysql`, `sqlite`).
+#[async_trait]
+pub(crate) trait RemoteDb: Send + Sync {
+    /// The remote column type for a Hive column type.
+    fn column_type(&self, t: &HiveType) -> HandlerResult<String>;
+
+    /// The statements that create `name` with `columns` (already SQL) and tag it with `tag`,
+    /// run in one remote transaction.
+    fn create_statements(&self, name: &RemoteName, columns: &[String], tag: &str) -> Vec<String>;
+
+    /// The statements that drop `name` and its tag, run in one remote transaction.
+    fn drop_statements(&self, name: &RemoteName) -> Vec<String> {
+        vec![format!("DROP TABLE IF EXISTS {}", name.sql())]
+    }
+
+    /// A table's columns, in order, or None when it does not exist.
+    async fn columns(&self, name: &RemoteName) -> HandlerResult<Option<Vec<String>>>;
+
+    /// The tag on a table, if any.
+    async fn tag(&self, name: &RemoteName) -> HandlerResult<Option<String>>;
+
+    /// The columns `query` returns (it must compile remotely).
+    async fn query_columns(&self, query: &str) -> HandlerResult<Vec<String>>;
+
+    /// Opens a remote transaction.
+    async fn begin(&self) -> HandlerResult<Box<dyn RemoteTxn>>;
+
+    /// Runs `sql` and sends its rows, as text gathered by `batcher`, into `tx`; returns how
+    /// many rows came. Stops early, without error, when the receiver is gone.
+    async fn fetch(
+        &self,
+        sql: String,
+        batcher: Batcher,
+        tx: tokio::sync::mpsc::Sender<DfResult<RecordBatch>>,
+    ) -> HandlerResult<u64>;
+}
+
+/// An open remote transaction that takes statements one at a time. Dropped without
+/// [`RemoteTxn::commit`], it is rolled back (its connection closes, or its thread drops it).
+#[async_trait]
+pub(crate) trait RemoteTxn: Send {
+    /// Runs one statement (or several separated by `;`).
+    async fn exec(&mut self, sql: String) -> HandlerResult<()>;
+    /// Commits.
+    async fn commit(self: Box<Self>) -> HandlerResult<()>;
+}
+
+/// Where a JDBC table's rows are.
+#[derive(Clone)]
+pub(crate) struct Remote {
+    pub(crate) kind: Kind,
+    /// The connection (settings hold the password).
+    pub(crate) db: Arc<dyn RemoteDb>,
+    /// `schema.table` as SQL, or None with `query`.
+    pub(crate) table: Option<RemoteName>,
+    /// `hive.sql.query`.
+    pub(crate) query: Option<String>,
+}
+
+#[derive(Clone, Debug)]
+pub(crate) struct RemoteName {
+    pub(crate) kind: Kind,
+    pub(crate) schema: Option<String>,
+    pub(crate) name: String,
+}
+
+/// An identifier as SQL, always quoted (so reserved words work). A plain name is folded as
+/// the database folds unquoted names (PostgreSQL: lower case), so `orders` and `ORDERS` mean
+/// what they would unquoted.
+pub(crate) fn ident(kind: Kind, s: &str) -> String {
+    quoted(kind, &RemoteName::stored(s, kind))
+}
+
+fn is_plain(s: &str) -> bool {
+    s.chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// A quoted identifier: `"x"`, or `` `x` `` in MySQL.
+pub(crate) fn quoted(kind: Kind, s: &str) -> String {
+    match kind {
+        Kind::Mysql => format!("`{}`", s.replace('`', "``")),
+        _ => format!("\"{}\"", s.replace('"', "\"\"")),
+    }
+}
+
+/// A string literal; MySQL also treats backslashes as escapes.
+pub(crate) fn literal(kind: Kind, s: &str) -> String {
+    let s = s.replace('\'', "''");
+    match kind {
+        Kind::Mysql => format!("'{}'", s.replace('\\', "\\\\")),
+        _ => format!("'{s}'"),
+    }
+}
+
+impl RemoteName {
+    pub(crate) fn sql(&self) -> String {
+        match &self.schema {
+            Some(s) => format!("{}.{}", ident(self.kind, s), ident(self.kind, &self.name)),
+            None => ident(self.kind, &self.name),
+        }
+    }
+
+    /// The name as the catalog stores it (PostgreSQL folds unquoted names to lower case).
+    pub(crate) fn stored(s: &str, kind: Kind) -> String {
+        if is_plain(s) && kind == Kind::Postgres {
+            s.to_lowercase()
+        } else {
+            s.to_string()
+        }
+    }
+}
+
+impl fmt::Debug for Remote {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // No connection settings: they hold the password.
+        f.debug_struct("Remote")
+            .field("kind", &self.kind)
+            .field("table", &self.table)
+            .finish_non_exhaustive()
+    }
+}
+
+pub(crate) fn def_err(msg: impl Into<String>) -> HandlerError {
+    HandlerError::Definition(msg.into())
+}
+
+pub(crate) fn remote_err(e: impl fmt::Display) -> HandlerError {
+    HandlerError::Remote(e.to_string())
+}
+
+/// Reads a table's JDBC properties (secrets included).
+pub(crate) fn remote_of(props: &BTreeMap<String, String>) -> HandlerResult<Remote> {
+    let get = |k: &str| props.get(k).map(String::as_str).filter(|v| !v.is_empty());
+    let db_type = get("hive.sql.database.type")
+        .ok_or_else(|| def_err("Property hive.sql.database.type is required"))?;
+    let kind = match db_type.to_ascii_uppercase().as_str() {
+        "POSTGRES" | "POSTGRESQL" => Kind::Postgres,
+        "SQLITE" => Kind::Sqlite,
+        "MYSQL" | "MARIADB" => Kind::Mysql,
+        other => {
+            return Err(def_err(format!(
+                "hive.sql.database.type {other} is not supported here; supported: POSTGRES, MYSQL, SQLITE"
+            )))
+        }
+    };
+    let url = get("hive.sql.jdbc.url")
+        .ok_or_else(|| def_err("Property hive.sql.jdbc.url is required"))?;
+    let user = get("hive.sql.dbcp.username");
+    let password = get(PASSWORD);
+    let db: Arc<dyn RemoteDb> = match kind {
+        Kind::Postgres => Arc::new(postgres::Postgres::from_url(url, user, password)?),
+        Kind::Sqlite => Arc::new(sqlite::Sqlite::from_url(url)?),
+        Kind::Mysql => Arc::new(mysql::Mysql::from_url(url, user, password)?),
+    };
+    let table = get("hive.sql.table").map(|t| RemoteName {
+        kind,
+        schema: get("hive.sql.schema").map(str::to_string),
+        name: t.to_string(),
+    });
+    let query = get("hive.sql.query").map(str::to_string);
+    if table.is_none() && query.is_none() {
+        return Err(def_err(
+            "One of hive.sql.table or hive.sql.query must be set for a JDBC table",
+        ));
+    }
+    Ok(Remote {
+        kind,
+        db,
+        table,
+        query,
+    })
+}
+
+/// Every property of the table, secrets included.
+pub(crate) fn all_properties(table: &Table) -> BTreeMap<String, String> {
+    let mut p = table.parameters.clone();
+    p.extend(table.secrets.clone());
+    p
+}
+
+pub(crate) fn remote_of_table(table: &Table) -> HandlerResult<Remote> {
+    remote_of(&all_properties(table))
+}
+
+/// The remote table's columns, in order; None when it does not exist or the table reads a
+/// query.
+pub(crate) async fn remote_columns(remote: &Remote) -> HandlerResult<Option<Vec<String>>> {
+    match &remote.table {
+        Some(name) => remote.db.columns(name).await,
+        None => Ok(None),
+    }
+}
+
+/// The tag on the remote table, if any.
+pub(crate) async fn remote_tag(remote: &Remote) -> HandlerResult<Option<String>> {
+    match &remote.table {
+        Some(name) => remote.db.tag(name).await,
+        None => Ok(None),
+    }
+}
+
+/// The columns `hive.sql.query` returns.
+pub(crate) async fn query_columns(remote: &Remote) -> HandlerResult<Vec<String>> {
+    let q = remote.query.clone().unwrap_or_default();
+    remote.db.query_columns(&q).await
+}
+
+/// Runs statements in one remote transaction.
+pub(crate) async fn remote_transaction(
+    remote: &Remote,
+    statements: Vec<String>,
+) -> HandlerResult<()> {
+    let mut t = remote.db.begin().await?;
+    for s in statements {
+        t.exec(s).await?;
+    }
+    t.commit().await
+}
+
+/// Runs `sql` remotely and sends its rows as batches of `schema`; returns how many rows came.
+pub(crate) async fn fetch(
+    remote: Remote,
+    sql: String,
+    schema: SchemaRef,
+    tx: tokio::sync::mpsc::Sender<DfResult<RecordBatch>>,
+) -> HandlerResult<u64> {
+    remote.db.fetch(sql, Batcher::new(schema), tx).await
+}
+
+/// Bytes from hex text (`0a1B`), None if it is not hex.
+pub(crate) fn decode_hex(s: &str) -> Option<Vec<u8>> {
+    if !s.len().is_multiple_of(2) {
+        return None;
+    }
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok())
+        .collect()
+}
+
+/// Rows of text (None for NULL) into a batch of `schema`'s types.
+fn to_batch(schema: &SchemaRef, rows: &[Vec<Option<String>>]) -> DfResult<RecordBatch> {
+    let columns = schema
+        .fields()
+        .iter()
+        .enumerate()
+        .map(|(i, f)| {
+            let text: StringArray = rows.iter().map(|r| r[i].as_deref()).collect();
+            let text: ArrayRef = Arc::new(text);
+            let out = match f.data_type() {
+                DataType::Boolean => {
+                    let b: arrow::array::BooleanArray = text
+                        .as_string::<i32>()
+                        .iter()
+                        .map(|v| v.map(|s| matches!(s, "t" | "true" | "1" | "TRUE")))
+                        .collect();
+                    Arc::new(b) as ArrayRef
+                }
+                DataType::Binary => {
+                    let b: arrow::array::BinaryArray = text
+                        .as_string::<i32>()
+                        .iter()
+                        .map(|v| v.and_then(decode_hex))
+                        .collect();
+                    Arc::new(b) as ArrayRef
+                }
+                t => arrow::compute::cast(&text, t)?,
+            };
+            Ok(out)
+        })
+        .collect::<DfResult<Vec<_>>>()?;
+    Ok(RecordBatch::try_new_with_options(
+        schema.clone(),
+        columns,
+        &RecordBatchOptions::new().with_row_count(Some(rows.len())),
+    )?)
+}
+
+/// Gathers rows of text into batches of [`BATCH_ROWS`].
+pub(crate) struct Batcher {
+    schema: SchemaRef,
+    rows: Vec<Vec<Option<String>>>,
+    pub(crate) total: u64,
+}
+
+impl Batcher {
+    pub(crate) fn new(schema: SchemaRef) -> Self {
+        Self {
+            schema,
+            rows: Vec::with_capacity(BATCH_ROWS),
+            total: 0,
+        }
+    }
+
+    /// Columns per row.
+    pub(crate) fn width(&self) -> usize {
+        self.schema.fields().len()
+    }
+
+    /// Adds a row; returns a batch when one is full.
+    pub(crate) fn push(&mut self, row: Vec<Option<String>>) -> HandlerResult<Option<RecordBatch>> {
+        self.rows.push(row);
+        self.total += 1;
+        if self.rows.len() < BATCH_ROWS {
+            return Ok(None);
+        }
+        self.finish()
+    }
+
+    /// The rows gathered so far as a batch, if any.
+    pub(crate) fn finish(&mut self) -> HandlerResult<Option<RecordBatch>> {
+        if self.rows.is_empty() {
+            return Ok(None);
+        }
+        let batch = to_batch(&self.schema, &self.rows).map_err(remote_err)?;
+        self.rows.clear();
+        Ok(Some(batch))
+    }
+}
