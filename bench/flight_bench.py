@@ -47,17 +47,28 @@ class PeakRss:
         self.thread.join()
 
 
+def server_cpu(srv):
+    """CPU seconds (user + system) the server process has used so far."""
+    with open(f"/proc/{srv.proc.pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def adbc_rate(srv):
+    """Rows/s, peak server RSS, and the client's and server's CPU shares of the wall time."""
     conn = flight.adbc_connect(srv)
     cur = conn.cursor()
     with PeakRss(srv) as rss:
+        cpu0, srv0 = time.process_time(), server_cpu(srv)
         start = time.perf_counter()
         cur.execute(QUERY)
         table = cur.fetch_arrow_table()
         elapsed = time.perf_counter() - start
+        client, server = time.process_time() - cpu0, server_cpu(srv) - srv0
     assert table.num_rows == ROWS
+    cur.close()
     conn.close()
-    return ROWS / elapsed, rss.peak
+    return ROWS / elapsed, rss.peak, client / elapsed, server / elapsed
 
 
 def impyla_rate(srv, batch=10_000):
@@ -70,6 +81,7 @@ def impyla_rate(srv, batch=10_000):
         n = clients.fetch_count(cur, batch)
         elapsed = time.perf_counter() - start
     assert n == ROWS
+    cur.close()
     conn.close()
     return ROWS / elapsed, rss.peak
 
@@ -89,12 +101,13 @@ def main():
         print(f"server idle RSS: {srv.rss_kib() / 1024:.1f} MiB")
         adbc, impyla = [], []
         for run in range(RUNS):
-            a, a_rss = adbc_rate(srv)
+            a, a_rss, a_client, a_server = adbc_rate(srv)
             i, i_rss = impyla_rate(srv)
             adbc.append(a)
             impyla.append(i)
             print(f"run {run + 1}: Flight SQL (ADBC, fetch_arrow_table) {a / 1e6:.3f} M rows/s "
-                  f"(server peak RSS {a_rss / 1024:.1f} MiB); impyla {i / 1e6:.3f} M rows/s "
+                  f"(server peak RSS {a_rss / 1024:.1f} MiB; CPU / wall: client {a_client:.0%}, "
+                  f"server {a_server:.0%}); impyla {i / 1e6:.3f} M rows/s "
                   f"(peak RSS {i_rss / 1024:.1f} MiB)")
         local = in_process_rates()
         for n, rate in enumerate(local, start=1):

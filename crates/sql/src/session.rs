@@ -107,17 +107,18 @@ impl EngineOptions {
     }
 }
 
-/// DataFusion's runtime for the options: a memory pool (greedy: the first to ask gets it,
-/// a spilling operator spills when it cannot grow) and a disk manager for spill files in a
-/// folder of this server's own, emptied at start (what is there was left by a crash).
+/// DataFusion's runtime for the options: a memory pool (fair: the operators that can spill
+/// share the pool evenly, so each spills a part of it at a time and the copy a spill makes
+/// stays small; the others take what is left as they ask) and a disk manager for spill files
+/// in a folder of this server's own, emptied at start (what is there was left by a crash).
 fn runtime(options: &EngineOptions) -> Result<Arc<RuntimeEnv>, SqlError> {
     use datafusion::execution::disk_manager::{DiskManagerBuilder, DiskManagerMode};
-    use datafusion::execution::memory_pool::{GreedyMemoryPool, TrackConsumersPool};
+    use datafusion::execution::memory_pool::{FairSpillPool, TrackConsumersPool};
     let mut builder = RuntimeEnvBuilder::new();
     if let Some(bytes) = options.memory_pool_bytes {
         let top = std::num::NonZeroUsize::new(3).unwrap_or(std::num::NonZeroUsize::MIN);
         builder = builder.with_memory_pool(Arc::new(TrackConsumersPool::new(
-            GreedyMemoryPool::new(bytes),
+            FairSpillPool::new(bytes),
             top,
         )));
     }
@@ -381,7 +382,7 @@ impl Task {
                     r = async {
                         // Fail point of the work that runs a query and writes its rows
                         // (INSERT, CTAS's rows, DataFusion's DML).
-                        crate::hive::failpoint("task.run").await?;
+                        crate::statement::failpoint("task.run").await?;
                         work.await
                     } => r,
                 }

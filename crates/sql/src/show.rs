@@ -8,7 +8,7 @@ fn quote(s: &str) -> String {
 
 /// Hive's escaping of a property value or delimiter in DDL text (`\u0001` for control chars).
 fn prop(v: &str) -> String {
-    crate::hive::escape_ctl(&quote(v))
+    crate::statement::escape_ctl(&quote(v))
 }
 
 /// The statement that re-creates `table`, as Hive prints it.

@@ -1,0 +1,281 @@
+//! The parsed Hive statements: a leaf module the statement runners and the parser share.
+
+use std::collections::BTreeMap;
+
+/// A table name, optionally qualified by its database.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TableName {
+    /// The database, if written.
+    pub db: Option<String>,
+    /// The table.
+    pub name: String,
+}
+
+/// A column definition.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ColumnDef {
+    /// Name, lower case.
+    pub name: String,
+    /// Hive type as written, lower case.
+    pub type_name: String,
+    /// COMMENT.
+    pub comment: Option<String>,
+}
+
+/// ROW FORMAT.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RowFormat {
+    /// ROW FORMAT DELIMITED ...: the serde parameters it sets.
+    Delimited(BTreeMap<String, String>),
+    /// ROW FORMAT SERDE 'class' [WITH SERDEPROPERTIES (...)].
+    Serde(String, BTreeMap<String, String>),
+}
+
+/// STORED AS.
+#[derive(Debug, Clone, PartialEq)]
+pub enum StoredAs {
+    /// A format keyword (TEXTFILE, PARQUET, ...).
+    Format(String),
+    /// INPUTFORMAT 'a' OUTPUTFORMAT 'b'.
+    Classes(String, String),
+}
+
+/// CREATE TABLE.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct CreateTable {
+    /// EXTERNAL.
+    pub external: bool,
+    /// TEMPORARY (accepted, treated as a session-independent table).
+    pub temporary: bool,
+    /// IF NOT EXISTS.
+    pub if_not_exists: bool,
+    /// The name.
+    pub name: Option<TableName>,
+    /// Columns.
+    pub columns: Vec<ColumnDef>,
+    /// COMMENT.
+    pub comment: Option<String>,
+    /// PARTITIONED BY.
+    pub partitioned_by: Vec<ColumnDef>,
+    /// CLUSTERED BY columns.
+    pub clustered_by: Vec<String>,
+    /// SORTED BY (column, ascending).
+    pub sorted_by: Vec<(String, bool)>,
+    /// INTO n BUCKETS.
+    pub buckets: Option<i32>,
+    /// ROW FORMAT.
+    pub row_format: Option<RowFormat>,
+    /// STORED AS.
+    pub stored_as: Option<StoredAs>,
+    /// STORED BY 'class' or STORED BY NAME.
+    pub stored_by: Option<String>,
+    /// WITH SERDEPROPERTIES after STORED BY.
+    pub handler_serde_props: BTreeMap<String, String>,
+    /// LOCATION.
+    pub location: Option<String>,
+    /// TBLPROPERTIES.
+    pub tblproperties: BTreeMap<String, String>,
+    /// AS <query>: the query text.
+    pub as_select: Option<String>,
+    /// LIKE <table>.
+    pub like: Option<TableName>,
+}
+
+/// A partition spec: key with value, or key alone (dynamic).
+pub type PartitionSpec = Vec<(String, Option<String>)>;
+
+/// ALTER TABLE actions.
+#[derive(Debug, Clone, PartialEq)]
+pub enum AlterTable {
+    /// RENAME TO.
+    Rename(TableName),
+    /// ADD COLUMNS (...).
+    AddColumns(Vec<ColumnDef>),
+    /// REPLACE COLUMNS (...).
+    ReplaceColumns(Vec<ColumnDef>),
+    /// CHANGE [COLUMN] old new type [COMMENT c] [FIRST | AFTER col].
+    ChangeColumn {
+        /// The column changed.
+        old: String,
+        /// Its new definition.
+        new: ColumnDef,
+    },
+    /// SET TBLPROPERTIES.
+    SetProperties(BTreeMap<String, String>),
+    /// UNSET TBLPROPERTIES [IF EXISTS].
+    UnsetProperties(Vec<String>, bool),
+    /// SET SERDEPROPERTIES.
+    SetSerdeProperties(BTreeMap<String, String>),
+    /// SET LOCATION.
+    SetLocation(String),
+    /// ADD [IF NOT EXISTS] PARTITION (...) [LOCATION '...'] ...
+    AddPartitions(bool, Vec<(PartitionSpec, Option<String>)>),
+    /// DROP [IF EXISTS] PARTITION (...), ...
+    DropPartitions(bool, Vec<PartitionSpec>),
+    /// PARTITION (...) SET LOCATION '...'.
+    PartitionLocation(PartitionSpec, String),
+}
+
+/// A statement this module parses.
+#[derive(Debug, Clone, PartialEq)]
+pub enum HiveStatement {
+    /// CREATE DATABASE.
+    CreateDatabase {
+        /// IF NOT EXISTS.
+        if_not_exists: bool,
+        /// Name.
+        name: String,
+        /// COMMENT.
+        comment: Option<String>,
+        /// LOCATION.
+        location: Option<String>,
+        /// WITH DBPROPERTIES.
+        properties: BTreeMap<String, String>,
+    },
+    /// DROP DATABASE.
+    DropDatabase {
+        /// IF EXISTS.
+        if_exists: bool,
+        /// Name.
+        name: String,
+        /// CASCADE.
+        cascade: bool,
+    },
+    /// ALTER DATABASE .. SET DBPROPERTIES / LOCATION / OWNER.
+    AlterDatabase {
+        /// Name.
+        name: String,
+        /// Properties to set.
+        properties: BTreeMap<String, String>,
+        /// New location.
+        location: Option<String>,
+        /// New owner.
+        owner: Option<String>,
+    },
+    /// DESCRIBE DATABASE [EXTENDED].
+    DescribeDatabase {
+        /// EXTENDED.
+        extended: bool,
+        /// Name.
+        name: String,
+    },
+    /// CREATE TABLE.
+    CreateTable(Box<CreateTable>),
+    /// CREATE VIEW.
+    CreateView {
+        /// IF NOT EXISTS.
+        if_not_exists: bool,
+        /// OR REPLACE.
+        or_replace: bool,
+        /// Name.
+        name: TableName,
+        /// Column names given.
+        columns: Vec<String>,
+        /// COMMENT.
+        comment: Option<String>,
+        /// TBLPROPERTIES.
+        properties: BTreeMap<String, String>,
+        /// The query text.
+        query: String,
+    },
+    /// DROP TABLE / DROP VIEW.
+    DropTable {
+        /// DROP VIEW.
+        view: bool,
+        /// IF EXISTS.
+        if_exists: bool,
+        /// Name.
+        name: TableName,
+        /// PURGE.
+        purge: bool,
+    },
+    /// TRUNCATE TABLE.
+    Truncate {
+        /// Name.
+        name: TableName,
+        /// PARTITION.
+        partition: Option<PartitionSpec>,
+    },
+    /// ALTER TABLE.
+    AlterTable {
+        /// Name.
+        name: TableName,
+        /// Action.
+        action: AlterTable,
+    },
+    /// DESCRIBE [EXTENDED|FORMATTED] table [column].
+    Describe {
+        /// EXTENDED.
+        extended: bool,
+        /// FORMATTED.
+        formatted: bool,
+        /// Table.
+        name: TableName,
+        /// Column.
+        column: Option<String>,
+        /// PARTITION spec.
+        partition: Option<PartitionSpec>,
+    },
+    /// SHOW CREATE TABLE.
+    ShowCreateTable(TableName),
+    /// SHOW TBLPROPERTIES t [('key')].
+    ShowTblProperties(TableName, Option<String>),
+    /// SHOW COLUMNS IN t [IN db].
+    ShowColumns(TableName),
+    /// SHOW PARTITIONS t [PARTITION (...)].
+    ShowPartitions(TableName, Option<PartitionSpec>),
+    /// SHOW TABLES / SHOW VIEWS [IN db] [LIKE 'p'].
+    ShowTables {
+        /// SHOW VIEWS.
+        views: bool,
+        /// IN/FROM database.
+        db: Option<String>,
+        /// Pattern.
+        pattern: Option<String>,
+    },
+    /// MSCK REPAIR TABLE.
+    MsckRepair(TableName),
+    /// LOAD DATA [LOCAL] INPATH .. [OVERWRITE] INTO TABLE .. [PARTITION].
+    LoadData {
+        /// LOCAL.
+        local: bool,
+        /// The path.
+        path: String,
+        /// OVERWRITE.
+        overwrite: bool,
+        /// Target table.
+        table: TableName,
+        /// Partition.
+        partition: Option<PartitionSpec>,
+    },
+    /// INSERT INTO / OVERWRITE.
+    Insert {
+        /// OVERWRITE.
+        overwrite: bool,
+        /// Target table.
+        table: TableName,
+        /// PARTITION spec.
+        partition: Option<PartitionSpec>,
+        /// Column list.
+        columns: Vec<String>,
+        /// The query (SELECT ... or VALUES ...).
+        query: String,
+    },
+}
+
+impl HiveStatement {
+    /// Whether the statement only reads the catalog (DESCRIBE, SHOW): it runs while being
+    /// compiled; every other statement runs as its operation's task.
+    pub fn is_read_only(&self) -> bool {
+        matches!(
+            self,
+            HiveStatement::DescribeDatabase { .. }
+                | HiveStatement::Describe { .. }
+                | HiveStatement::ShowCreateTable(_)
+                | HiveStatement::ShowTblProperties(..)
+                | HiveStatement::ShowColumns(_)
+                | HiveStatement::ShowPartitions(..)
+                | HiveStatement::ShowTables { .. }
+        )
+    }
+}

@@ -1,0 +1,35 @@
+//! DROP DATABASE / TABLE / VIEW.
+
+use super::*;
+
+pub(super) fn drop(p: &mut P) -> Result<Option<HiveStatement>, SqlError> {
+    if p.eat_kw("database") || p.eat_kw("schema") {
+        let if_exists = p.eat_kws(&["if", "exists"]);
+        let name = p.ident()?;
+        let cascade = p.eat_kw("cascade");
+        if !cascade {
+            p.eat_kw("restrict");
+        }
+        return Ok(Some(HiveStatement::DropDatabase {
+            if_exists,
+            name,
+            cascade,
+        }));
+    }
+    let view = if p.eat_kw("view") {
+        true
+    } else if p.eat_kw("table") {
+        false
+    } else {
+        return Ok(None);
+    };
+    let if_exists = p.eat_kws(&["if", "exists"]);
+    let name = p.table_name()?;
+    let purge = p.eat_kw("purge");
+    Ok(Some(HiveStatement::DropTable {
+        view,
+        if_exists,
+        name,
+        purge,
+    }))
+}

@@ -1,0 +1,85 @@
+//! DESCRIBE and SHOW.
+
+use super::*;
+
+pub(super) fn describe(p: &mut P) -> Result<Option<HiveStatement>, SqlError> {
+    if p.eat_kw("database") || p.eat_kw("schema") {
+        let extended = p.eat_kw("extended");
+        let name = p.ident()?;
+        return Ok(Some(HiveStatement::DescribeDatabase { extended, name }));
+    }
+    let extended = p.eat_kw("extended");
+    let formatted = !extended && p.eat_kw("formatted");
+    let name = p.table_name()?;
+    let partition = if p.eat_kw("partition") {
+        Some(p.partition_spec()?)
+    } else {
+        None
+    };
+    let column = if p.pos < p.toks.len() {
+        Some(p.ident()?)
+    } else {
+        None
+    };
+    Ok(Some(HiveStatement::Describe {
+        extended,
+        formatted,
+        name,
+        column,
+        partition,
+    }))
+}
+
+pub(super) fn show(p: &mut P) -> Result<Option<HiveStatement>, SqlError> {
+    if p.eat_kws(&["create", "table"]) {
+        return Ok(Some(HiveStatement::ShowCreateTable(p.table_name()?)));
+    }
+    if p.eat_kw("tblproperties") {
+        let name = p.table_name()?;
+        let key = if p.eat_punct('(') {
+            let k = p.string()?;
+            p.expect_punct(')')?;
+            Some(k)
+        } else {
+            None
+        };
+        return Ok(Some(HiveStatement::ShowTblProperties(name, key)));
+    }
+    if p.eat_kw("columns") {
+        if !(p.eat_kw("in") || p.eat_kw("from")) {
+            return Err(p.err("IN or FROM"));
+        }
+        let mut name = p.table_name()?;
+        if p.eat_kw("in") || p.eat_kw("from") {
+            name.db = Some(p.ident()?);
+        }
+        return Ok(Some(HiveStatement::ShowColumns(name)));
+    }
+    if p.eat_kw("partitions") {
+        let name = p.table_name()?;
+        let spec = if p.eat_kw("partition") {
+            Some(p.partition_spec()?)
+        } else {
+            None
+        };
+        return Ok(Some(HiveStatement::ShowPartitions(name, spec)));
+    }
+    let views = if p.eat_kw("tables") {
+        false
+    } else if p.eat_kw("views") {
+        true
+    } else {
+        return Ok(None);
+    };
+    let db = if p.eat_kw("in") || p.eat_kw("from") {
+        Some(p.ident()?)
+    } else {
+        None
+    };
+    p.eat_kw("like");
+    let pattern = match p.peek() {
+        Some(Tok::Str(_)) => Some(p.string()?),
+        _ => None,
+    };
+    Ok(Some(HiveStatement::ShowTables { views, db, pattern }))
+}

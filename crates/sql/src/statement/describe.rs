@@ -1,0 +1,216 @@
+//! DESCRIBE [EXTENDED | FORMATTED] and DESCRIBE DATABASE output in Hive's layout.
+
+use super::*;
+
+/// DESCRIBE [EXTENDED | FORMATTED] output.
+pub(super) fn describe(
+    table: &Table,
+    extended: bool,
+    formatted: bool,
+    column: Option<&str>,
+) -> Result<Prepared, SqlError> {
+    let cols = ["col_name", "data_type", "comment"];
+    let col_row = |c: &Column| {
+        vec![
+            Some(pad(&c.name)),
+            Some(pad(&c.type_name)),
+            Some(pad(c.comment.as_deref().unwrap_or(""))),
+        ]
+    };
+    if let Some(name) = column {
+        let c = table
+            .sd
+            .columns
+            .iter()
+            .chain(&table.partition_keys)
+            .find(|c| c.name == name)
+            .ok_or_else(|| SqlError::hive(HiveError::InvalidColumn, format!(" {name}")))?;
+        return Ok(rows(&cols, vec![col_row(c)]));
+    }
+    let mut out: Vec<Vec<Option<String>>> = Vec::new();
+    let blank = || vec![Some(String::new()), None, None];
+    if formatted {
+        out.push(vec![
+            Some(pad("# col_name")),
+            Some(pad("data_type")),
+            Some(pad("comment")),
+        ]);
+    }
+    out.extend(table.sd.columns.iter().map(col_row));
+    if !formatted {
+        // Plain DESCRIBE lists the partition keys with the columns, then again below.
+        out.extend(table.partition_keys.iter().map(col_row));
+    }
+    if !table.partition_keys.is_empty() {
+        out.push(blank());
+        out.push(vec![Some("# Partition Information".into()), None, None]);
+        out.push(vec![
+            Some(pad("# col_name")),
+            Some(pad("data_type")),
+            Some(pad("comment")),
+        ]);
+        out.extend(table.partition_keys.iter().map(col_row));
+    }
+    if extended {
+        out.push(blank());
+        out.push(vec![
+            Some("Detailed Table Information".into()),
+            Some(thrift_text(table)),
+            Some(String::new()),
+        ]);
+    } else if formatted {
+        let kv = |k: &str, v: &str| vec![Some(pad(k)), Some(pad(v)), Some(String::new())];
+        out.push(blank());
+        out.push(vec![
+            Some("# Detailed Table Information".into()),
+            None,
+            None,
+        ]);
+        out.push(kv("Database:", &table.database));
+        out.push(kv("OwnerType:", "USER"));
+        out.push(kv("Owner:", &table.owner));
+        out.push(kv("CreateTime:", &format_time(table.create_time)));
+        out.push(kv("LastAccessTime:", "UNKNOWN"));
+        out.push(kv("Retention:", "0"));
+        if let Some(l) = &table.sd.location {
+            out.push(kv("Location:", &location_text(l)));
+        }
+        out.push(kv("Table Type:", table.table_type.as_str()));
+        out.push(vec![Some("Table Parameters:".into()), None, None]);
+        for (k, v) in &table.parameters {
+            out.push(vec![Some(String::new()), Some(pad(k)), Some(pad(v))]);
+        }
+        if table.is_view() {
+            let text = table.view_text.as_deref().unwrap_or("");
+            out.push(blank());
+            out.push(vec![Some("# View Information".into()), None, None]);
+            out.push(kv("View Original Text:", text));
+            out.push(kv("View Expanded Text:", text));
+            return Ok(rows(&cols, out));
+        }
+        out.push(blank());
+        out.push(vec![Some("# Storage Information".into()), None, None]);
+        out.push(kv("SerDe Library:", &table.sd.serde.library));
+        out.push(kv(
+            "InputFormat:",
+            table.sd.input_format.as_deref().unwrap_or("null"),
+        ));
+        out.push(kv(
+            "OutputFormat:",
+            table.sd.output_format.as_deref().unwrap_or("null"),
+        ));
+        out.push(kv(
+            "Compressed:",
+            if table.sd.compressed { "Yes" } else { "No" },
+        ));
+        out.push(kv("Num Buckets:", &table.sd.num_buckets.to_string()));
+        out.push(kv(
+            "Bucket Columns:",
+            &format!("[{}]", table.sd.bucket_columns.join(", ")),
+        ));
+        let sorts: Vec<String> = table
+            .sd
+            .sort_columns
+            .iter()
+            .map(|s| format!("Order(col:{}, order:{})", s.column, s.order))
+            .collect();
+        out.push(kv("Sort Columns:", &format!("[{}]", sorts.join(", "))));
+        if !table.sd.serde.parameters.is_empty() {
+            out.push(vec![Some("Storage Desc Params:".into()), None, None]);
+            for (k, v) in &table.sd.serde.parameters {
+                out.push(vec![
+                    Some(String::new()),
+                    Some(pad(k)),
+                    Some(pad(&escape_ctl(v))),
+                ]);
+            }
+        }
+    }
+    Ok(rows(&cols, out))
+}
+
+/// A table as Hive's DESCRIBE EXTENDED prints it: the metastore object's Thrift text form.
+pub(super) fn thrift_text(t: &Table) -> String {
+    let map = |m: &BTreeMap<String, String>| {
+        format!(
+            "{{{}}}",
+            m.iter()
+                .map(|(k, v)| format!("{k}={}", escape_ctl(v)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    };
+    let cols = |cs: &[Column]| {
+        format!(
+            "[{}]",
+            cs.iter()
+                .map(|c| format!(
+                    "FieldSchema(name:{}, type:{}, comment:{})",
+                    c.name,
+                    c.type_name,
+                    c.comment.as_deref().unwrap_or("null")
+                ))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    };
+    let sorts =
+        t.sd.sort_columns
+            .iter()
+            .map(|s| format!("Order(col:{}, order:{})", s.column, s.order))
+            .collect::<Vec<_>>()
+            .join(", ");
+    format!(
+        "Table(tableName:{}, dbName:{}, owner:{}, createTime:{}, lastAccessTime:0, retention:0, \
+         sd:StorageDescriptor(cols:{}, location:{}, inputFormat:{}, outputFormat:{}, compressed:{}, \
+         numBuckets:{}, serdeInfo:SerDeInfo(name:null, serializationLib:{}, parameters:{}), \
+         bucketCols:[{}], sortCols:[{}], parameters:{{}}), partitionKeys:{}, parameters:{}, \
+         viewOriginalText:{}, viewExpandedText:{}, tableType:{})",
+        t.name,
+        t.database,
+        t.owner,
+        t.create_time,
+        cols(&t.sd.columns),
+        t.sd.location.as_deref().map(location_text).unwrap_or_else(|| "null".into()),
+        t.sd.input_format.as_deref().unwrap_or("null"),
+        t.sd.output_format.as_deref().unwrap_or("null"),
+        t.sd.compressed,
+        t.sd.num_buckets,
+        t.sd.serde.library,
+        map(&t.sd.serde.parameters),
+        t.sd.bucket_columns.join(", "),
+        sorts,
+        cols(&t.partition_keys),
+        map(&t.parameters),
+        t.view_text.as_deref().unwrap_or("null"),
+        t.view_text.as_deref().unwrap_or("null"),
+        t.table_type.as_str()
+    )
+}
+
+/// Control characters as Hive prints them in DESCRIBE (`\u0001`).
+pub(crate) fn escape_ctl(v: &str) -> String {
+    v.chars()
+        .map(|c| {
+            if (c as u32) < 0x20 && c != '\t' && c != '\n' {
+                format!("\\u{:04X}", c as u32)
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
+}
+
+pub(super) fn format_time(secs: i64) -> String {
+    chrono::DateTime::from_timestamp(secs, 0)
+        .map(|t| t.format("%a %b %d %H:%M:%S UTC %Y").to_string())
+        .unwrap_or_else(|| "UNKNOWN".into())
+}
+
+pub(super) fn location_text(loc: &str) -> String {
+    if loc.starts_with('/') {
+        format!("file:{loc}")
+    } else {
+        loc.to_string()
+    }
+}

@@ -1,0 +1,230 @@
+//! INSERT INTO / OVERWRITE of native tables (staged, committed whole) and through storage handlers.
+
+use super::*;
+
+impl SqlSession {
+    /// INSERT INTO/OVERWRITE: plans `query` and checks its columns against the table here;
+    /// the returned task writes the rows and registers new partitions.
+    pub(crate) async fn insert(
+        &mut self,
+        table: &Table,
+        partition: Option<PartitionSpec>,
+        columns: &[String],
+        query: &str,
+        overwrite: bool,
+    ) -> Result<crate::session::Task, SqlError> {
+        if table.is_view() {
+            return Err(SqlError::hive(
+                HiveError::ViewAsTarget,
+                format!(": {}", table.qualified_name()),
+            ));
+        }
+        if let Some(handler) = crate::nonnative::handler_of(self.handlers(), table)? {
+            if partition.is_some() {
+                return Err(SqlError::hive(
+                    HiveError::PartitionSpecOnUnpartitioned,
+                    format!(" {}", table.qualified_name()),
+                ));
+            }
+            let caps = handler.capabilities();
+            if !(if overwrite {
+                caps.overwrite
+            } else {
+                caps.insert
+            }) {
+                return Err(SqlError::semantic(format!(
+                    "INSERT {} is not supported for a table stored by {}",
+                    if overwrite { "OVERWRITE" } else { "INTO" },
+                    handler.class_name()
+                )));
+            }
+            let plan = self.insert_plan(table, query, columns, 0).await?;
+            let ctx = self.context().clone();
+            let table = table.clone();
+            return Ok(crate::session::Task::abortable(async move {
+                let failed = |e: apiary_storage::handler::HandlerError| {
+                    SqlError::Execution(format!("org.apache.hadoop.hive.ql.exec.MoveTask. {e}"))
+                };
+                let hook = handler.meta_hook();
+                if let Some(h) = hook {
+                    h.pre_insert_table(&table, overwrite)
+                        .await
+                        .map_err(failed)?;
+                }
+                let stream = crate::session::execute(&ctx, plan).await?;
+                let job = handler.job_properties(&table);
+                let rows = match handler.insert(&table, job, stream, overwrite).await {
+                    Ok(rows) => rows,
+                    Err(e) => {
+                        if let Some(h) = hook {
+                            if let Err(r) = h.rollback_insert_table(&table, overwrite).await {
+                                tracing::warn!(error = %r, "rollback hook of INSERT failed");
+                            }
+                        }
+                        return Err(failed(e));
+                    }
+                };
+                if let Some(h) = hook {
+                    h.commit_insert_table(&table, overwrite)
+                        .await
+                        .map_err(failed)?;
+                }
+                tracing::info!(table = %table.qualified_name(), rows, overwrite, "insert into a non-native table committed");
+                Ok(())
+            }));
+        }
+        let spec: Vec<Option<String>> = match (&partition, table.partition_keys.is_empty()) {
+            (None, true) => vec![],
+            (Some(_), true) => {
+                return Err(SqlError::hive(HiveError::PartitionSpecOnUnpartitioned, format!(" {}",
+                    table.qualified_name()
+                )))
+            }
+            (None, false) => {
+                return Err(SqlError::hive(HiveError::TargetTableColumnMismatch, format!(" '{}': Need to specify partition columns because the destination table is partitioned",
+                    table.name
+                )))
+            }
+            (Some(spec), false) => {
+                check_spec_keys(table, spec)?;
+                if spec.len() != table.partition_keys.len() {
+                    return Err(SqlError::hive(HiveError::TargetTableColumnMismatch, format!(" '{}': Partition spec {} does not name every partition column",
+                        table.name,
+                        spec_text(spec)
+                    )));
+                }
+                table
+                    .partition_keys
+                    .iter()
+                    .map(|k| {
+                        spec.iter()
+                            .find(|(n, _)| n == &k.name)
+                            .and_then(|(_, v)| v.clone())
+                    })
+                    .collect()
+            }
+        };
+        let dynamic = spec.iter().filter(|v| v.is_none()).count();
+        let owned_root = if overwrite {
+            Some(owned_root_for(table, "overwrite")?)
+        } else {
+            None
+        };
+        let plan = self.insert_plan(table, query, columns, dynamic).await?;
+        let ctx = self.context().clone();
+        let server_tag = self.server_tag().to_string();
+        let metastore = self.metastore().clone();
+        let table = table.clone();
+        Ok(crate::session::Task::abortable(async move {
+            let stream = crate::session::execute(&ctx, plan).await?;
+            let parts = metastore
+                .list_partitions(&table.database, &table.name)
+                .await?;
+            let dirs: BTreeMap<Vec<String>, Option<String>> = parts
+                .iter()
+                .map(|p| (p.values.clone(), p.sd.location.clone()))
+                .collect();
+            let staged = write::insert(
+                &table,
+                &InsertSpec {
+                    partition: spec,
+                    overwrite,
+                    owned_root,
+                    server_tag,
+                },
+                stream,
+                &dirs,
+            )
+            .await
+            .map_err(move_task_error)?;
+            // The decision to commit is durable now: partitions first (still empty), then
+            // the files; recovery at start-up repeats both if a crash comes in between.
+            failpoint("insert.after_manifest").await?;
+            register_partitions(metastore.as_ref(), &table, &staged.manifest).await?;
+            failpoint("insert.after_partitions").await?;
+            let rows = staged.manifest.rows;
+            let files = match tokio::task::spawn_blocking(move || staged.commit()).await {
+                Ok(r) => r.map_err(move_task_error)?,
+                Err(e) => {
+                    return Err(SqlError::Execution(format!(
+                        "org.apache.hadoop.hive.ql.exec.MoveTask. file task failed: {e}"
+                    )))
+                }
+            };
+            tracing::info!(table = %table.qualified_name(), rows, files, "insert committed");
+            Ok(())
+        }))
+    }
+
+    /// An INSERT's query planned: reordered by an explicit column list (NULL for the columns
+    /// it leaves out), and checked to give the table's data columns plus `dynamic` partition
+    /// values.
+    pub(super) async fn insert_plan(
+        &mut self,
+        table: &Table,
+        query: &str,
+        columns: &[String],
+        dynamic: usize,
+    ) -> Result<LogicalPlan, SqlError> {
+        let mut plan = self.plan_query(query).await?;
+        if !columns.is_empty() {
+            plan = self.reorder_columns(plan, table, columns, dynamic)?;
+        }
+        let got = plan.schema().fields().len();
+        let want = table.sd.columns.len() + dynamic;
+        if got != want {
+            return Err(SqlError::hive_at(
+                HiveError::TargetTableColumnMismatch,
+                "Line 1:12 ",
+                format!(
+                    " '{}': Table insclause-0 has {want} columns, but query has {got} columns.",
+                    table.name
+                ),
+            ));
+        }
+        Ok(plan)
+    }
+
+    pub(super) fn reorder_columns(
+        &self,
+        plan: LogicalPlan,
+        table: &Table,
+        columns: &[String],
+        dynamic: usize,
+    ) -> Result<LogicalPlan, SqlError> {
+        use datafusion::logical_expr::{col, lit, LogicalPlanBuilder};
+        let fields = plan.schema().fields().clone();
+        if fields.len() != columns.len() + dynamic {
+            return Err(SqlError::hive(
+                HiveError::TargetTableColumnMismatch,
+                format!(
+                    " '{}': Table insclause-0 has {} columns, but query has {} columns.",
+                    table.name,
+                    columns.len() + dynamic,
+                    fields.len()
+                ),
+            ));
+        }
+        let mut exprs = Vec::new();
+        for c in &table.sd.columns {
+            match columns.iter().position(|x| x == &c.name) {
+                Some(i) => exprs.push(
+                    col(datafusion::common::Column::from_name(fields[i].name())).alias(&c.name),
+                ),
+                None => exprs.push(lit(datafusion::common::ScalarValue::Null).alias(&c.name)),
+            }
+        }
+        for c in columns {
+            if !table.sd.columns.iter().any(|x| &x.name == c) {
+                return Err(SqlError::hive(HiveError::InvalidColumn, format!(" {c}")));
+            }
+        }
+        for f in &fields[columns.len()..] {
+            exprs.push(col(datafusion::common::Column::from_name(f.name())));
+        }
+        LogicalPlanBuilder::from(plan)
+            .project(exprs)
+            .and_then(|b| b.build())
+            .map_err(SqlError::from_planning)
+    }
+}

@@ -1,0 +1,247 @@
+//! Running the statements of [`crate::ddl`], one module per family: [`database`], [`table`]
+//! (CREATE / DROP / TRUNCATE), [`view`], [`alter`], [`partition`] (and MSCK), [`insert`],
+//! [`load`], [`describe`] and [`show`]. This module dispatches a parsed statement to its
+//! family and holds what the families share (name resolution, rows, file work off the async
+//! workers, fail points).
+
+mod alter;
+mod database;
+mod describe;
+mod insert;
+mod load;
+mod partition;
+mod show;
+mod table;
+mod view;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use apiary_metastore::{
+    Column, Database, Partition, SerDeInfo, SortColumn, StorageDescriptor, Table, TableType,
+};
+use apiary_storage::format::NativeFormat;
+use apiary_storage::handler::AlterOp;
+use apiary_storage::ownership;
+use apiary_storage::write::{self, InsertSpec};
+use arrow::array::{ArrayRef, RecordBatch, StringArray};
+use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
+use datafusion::logical_expr::LogicalPlan;
+
+use crate::ddl::{
+    AlterTable, ColumnDef, CreateTable, HiveStatement, PartitionSpec, RowFormat, StoredAs,
+    TableName,
+};
+use crate::error::{HiveError, SqlError};
+use crate::pattern::hive_like;
+use crate::session::{string_rows, Prepared, SqlSession};
+use crate::types::HiveType;
+
+pub(crate) use self::describe::escape_ctl;
+pub(crate) use self::partition::register_partitions;
+use self::{describe::*, partition::*, table::*};
+
+/// Hive's column width in DESCRIBE output.
+const ALIGN: usize = 20;
+
+fn pad(s: &str) -> String {
+    format!("{s:<ALIGN$}")
+}
+
+fn now() -> i64 {
+    chrono::Utc::now().timestamp()
+}
+
+/// A result of string columns.
+pub(crate) fn rows(columns: &[&str], data: Vec<Vec<Option<String>>>) -> Prepared {
+    let schema: SchemaRef = Arc::new(Schema::new(
+        columns
+            .iter()
+            .map(|c| Field::new(*c, DataType::Utf8, true))
+            .collect::<Vec<_>>(),
+    ));
+    let arrays: Vec<ArrayRef> = (0..columns.len())
+        .map(|i| {
+            Arc::new(StringArray::from(
+                data.iter()
+                    .map(|r| r.get(i).cloned().flatten())
+                    .collect::<Vec<_>>(),
+            )) as ArrayRef
+        })
+        .collect();
+    match RecordBatch::try_new(schema.clone(), arrays) {
+        Ok(b) => Prepared::Rows {
+            schema,
+            batches: vec![b],
+        },
+        Err(_) => Prepared::Rows {
+            schema,
+            batches: vec![],
+        },
+    }
+}
+
+impl SqlSession {
+    fn qualify(&self, name: &TableName) -> (String, String) {
+        (
+            name.db
+                .clone()
+                .unwrap_or_else(|| self.database().to_string()),
+            name.name.clone(),
+        )
+    }
+
+    async fn require_table(&self, name: &TableName) -> Result<Table, SqlError> {
+        let (db, t) = self.qualify(name);
+        if let Some(reason) = self.unavailable().reason(&db, &t) {
+            return Err(crate::recovery::Unavailable::error(&db, &t, &reason));
+        }
+        self.metastore()
+            .get_table(&db, &t)
+            .await?
+            .ok_or_else(|| SqlError::TableNotFound(format!("{db}.{t}")))
+    }
+
+    async fn require_database(&self, db: &str) -> Result<Database, SqlError> {
+        self.metastore()
+            .get_database(db)
+            .await?
+            .ok_or_else(|| SqlError::DatabaseNotFound(db.to_string()))
+    }
+
+    /// Runs one parsed Hive statement.
+    pub(crate) async fn run_hive(&mut self, stmt: HiveStatement) -> Result<Prepared, SqlError> {
+        let renames = matches!(
+            stmt,
+            HiveStatement::CreateDatabase { .. }
+                | HiveStatement::DropDatabase { .. }
+                | HiveStatement::CreateTable(_)
+                | HiveStatement::CreateView { .. }
+                | HiveStatement::DropTable { .. }
+                | HiveStatement::AlterTable {
+                    action: AlterTable::Rename(_),
+                    ..
+                }
+        );
+        let out = self.run_hive_inner(stmt).await;
+        if renames {
+            // Keep DataFusion's synchronous name lists in step with what the DDL changed.
+            let _ = self.refresh_catalog().await;
+        }
+        out
+    }
+
+    async fn run_hive_inner(&mut self, stmt: HiveStatement) -> Result<Prepared, SqlError> {
+        match stmt {
+            s @ (HiveStatement::CreateDatabase { .. }
+            | HiveStatement::DropDatabase { .. }
+            | HiveStatement::AlterDatabase { .. }
+            | HiveStatement::DescribeDatabase { .. }) => self.run_database(s).await,
+            HiveStatement::CreateTable(ct) => self.create_table(*ct).await,
+            s @ HiveStatement::CreateView { .. } => self.run_view(s).await,
+            s @ (HiveStatement::DropTable { .. } | HiveStatement::Truncate { .. }) => {
+                self.run_table(s).await
+            }
+            HiveStatement::AlterTable { name, action } => self.alter_table(&name, action).await,
+            HiveStatement::Describe {
+                extended,
+                formatted,
+                name,
+                column,
+                partition: _,
+            } => {
+                let table = crate::nonnative::for_display(self.require_table(&name).await?);
+                describe(&table, extended, formatted, column.as_deref())
+            }
+            s @ (HiveStatement::ShowCreateTable(..)
+            | HiveStatement::ShowTblProperties(..)
+            | HiveStatement::ShowColumns(..)
+            | HiveStatement::ShowPartitions(..)
+            | HiveStatement::ShowTables { .. }) => self.run_show(s).await,
+            HiveStatement::MsckRepair(name) => self.msck(&name).await,
+            HiveStatement::LoadData {
+                local: _,
+                path,
+                overwrite,
+                table,
+                partition,
+            } => self.load_data(&path, overwrite, &table, partition).await,
+            HiveStatement::Insert {
+                overwrite,
+                table,
+                partition,
+                columns,
+                query,
+            } => {
+                let table = self.require_table(&table).await?;
+                let task = self
+                    .insert(&table, partition, &columns, &query, overwrite)
+                    .await?;
+                Ok(Prepared::Task(task))
+            }
+        }
+    }
+}
+
+/// Reaches a fail point; an injected failure is an execution error.
+pub(crate) async fn failpoint(name: &str) -> Result<(), SqlError> {
+    apiary_failpoints::reach(name)
+        .await
+        .map_err(|e| SqlError::Execution(e.to_string()))
+}
+
+fn move_task_error(e: apiary_storage::StorageError) -> SqlError {
+    match e {
+        apiary_storage::StorageError::Write(m) => {
+            SqlError::Execution(format!("org.apache.hadoop.hive.ql.exec.MoveTask. {m}"))
+        }
+        other => other.into(),
+    }
+}
+
+/// Runs file-system work on a blocking thread, off the async workers.
+pub(crate) async fn blocking<T, E>(
+    f: impl FnOnce() -> Result<T, E> + Send + 'static,
+) -> Result<T, SqlError>
+where
+    T: Send + 'static,
+    E: Into<SqlError> + Send + 'static,
+{
+    match tokio::task::spawn_blocking(f).await {
+        Ok(r) => r.map_err(Into::into),
+        Err(e) => Err(SqlError::Execution(format!(
+            "org.apache.hadoop.hive.ql.exec.MoveTask. file task failed: {e}"
+        ))),
+    }
+}
+
+/// A DDL error about the catalog's view of the file system (Hive's MetaException).
+fn meta_error(e: impl std::fmt::Display) -> SqlError {
+    SqlError::Ddl(format!("MetaException(message:{e})"))
+}
+
+/// The table's data folder when Apiary owns it; otherwise the error for `what` (truncate,
+/// overwrite) on a table whose files are not Apiary's to delete.
+pub(crate) fn owned_root_for(table: &Table, what: &str) -> Result<std::path::PathBuf, SqlError> {
+    ownership::owned_root(table).ok_or_else(|| {
+        not_owned(
+            table,
+            what,
+            table.sd.location.as_deref().unwrap_or("(no location)"),
+        )
+    })
+}
+
+fn not_owned(table: &Table, what: &str, path: &str) -> SqlError {
+    SqlError::hive(HiveError::Generic, format!("Cannot {what} table {}: {path} is not a folder Apiary created for this table, so Apiary does not delete the files in it",
+        table.qualified_name()
+    ))
+}
+
+/// The error for a statement given to a family that does not run it (a dispatcher bug).
+fn misrouted(stmt: &HiveStatement) -> SqlError {
+    SqlError::Unsupported(format!(
+        "internal error: a statement reached the wrong runner: {:?}",
+        std::mem::discriminant(stmt)
+    ))
+}

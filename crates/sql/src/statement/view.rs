@@ -1,0 +1,85 @@
+//! CREATE [OR REPLACE] VIEW.
+
+use super::*;
+
+impl SqlSession {
+    /// Runs one of this family's statements (the dispatcher routes only those here).
+    pub(super) async fn run_view(&mut self, stmt: HiveStatement) -> Result<Prepared, SqlError> {
+        match stmt {
+            HiveStatement::CreateView {
+                if_not_exists,
+                or_replace,
+                name,
+                columns,
+                comment,
+                properties,
+                query,
+            } => {
+                let (db, vname) = self.qualify(&name);
+                apiary_metastore::check_table_name(&vname)?;
+                self.require_database(&db).await?;
+                let existing = self.metastore().get_table(&db, &vname).await?;
+                if let Some(t) = &existing {
+                    if if_not_exists {
+                        return Ok(Prepared::Done);
+                    }
+                    if !or_replace || !t.is_view() {
+                        return Err(SqlError::Ddl(format!(
+                        "AlreadyExistsException(message:Table hive.{db}.{vname} already exists)"
+                    )));
+                    }
+                }
+                let plan = self.plan_query(&query).await?;
+                let fields = plan.schema().fields().clone();
+                if !columns.is_empty() && columns.len() != fields.len() {
+                    return Err(SqlError::hive(
+                        HiveError::ViewColumnCountMismatch,
+                        format!(": {} columns, {} names", fields.len(), columns.len()),
+                    ));
+                }
+                let cols: Vec<Column> = fields
+                    .iter()
+                    .enumerate()
+                    .map(|(i, f)| Column {
+                        name: columns
+                            .get(i)
+                            .cloned()
+                            .unwrap_or_else(|| f.name().to_lowercase()),
+                        type_name: HiveType::of_field(f).to_string(),
+                        comment: None,
+                    })
+                    .collect();
+                check_duplicates(&cols)?;
+                let mut parameters = properties;
+                if let Some(c) = comment {
+                    parameters.insert("comment".into(), c);
+                }
+                parameters.insert("transient_lastDdlTime".into(), now().to_string());
+                let view = Table {
+                    database: db.clone(),
+                    name: vname.clone(),
+                    owner: self.user().to_string(),
+                    create_time: now(),
+                    table_type: TableType::VirtualView,
+                    sd: StorageDescriptor {
+                        columns: cols,
+                        num_buckets: -1,
+                        ..Default::default()
+                    },
+                    partition_keys: vec![],
+                    parameters,
+                    view_text: Some(query),
+                    view_database: Some(self.database().to_string()),
+                    secrets: Default::default(),
+                    data_token: None,
+                };
+                match existing {
+                    Some(_) => self.metastore().alter_table(&db, &vname, &view).await?,
+                    None => self.metastore().create_table(&view).await?,
+                }
+                Ok(Prepared::Done)
+            }
+            other => Err(misrouted(&other)),
+        }
+    }
+}
