@@ -88,7 +88,6 @@ def test_ddl_and_insert_cross_between_front_ends(server, conn):
     cur.execute("SHOW TABLES")
     names = [r[0] for r in cur.fetchall()]
     assert "fx_cross" in names and "fx_made_by_hs2" in names
-    # DDL through CommandStatementUpdate too (the bare Flight client's DoPut).
     cur.execute("DROP TABLE fx_made_by_hs2")
     hs2.execute("SHOW TABLES")
     assert "fx_made_by_hs2" not in [r[0] for r in hs2.fetchall()]
@@ -245,7 +244,8 @@ def test_a_client_vanishing_mid_stream_leaves_nothing_behind():
     try:
         client, options = flight.flight_client(srv)
         for _ in range(4):
-            sub, _ = flight.flight_client(srv)
+            # Another connection carrying the same token.
+            sub = fl.FlightClient(f"grpc://127.0.0.1:{srv.flight_port}")
             info = client.get_flight_info(
                 flight.statement_query("SELECT value, CAST(value AS STRING) AS s FROM range(50000000)"),
                 options)
@@ -293,3 +293,26 @@ def test_closing_a_connection_closes_its_session():
         client.close()
     finally:
         srv.stop()
+
+
+def test_command_statement_update_runs_ddl_and_dml(server):
+    client, options = flight.flight_client(server)
+
+    def update(sql):
+        descriptor = fl.FlightDescriptor.for_command(flight.command("CommandStatementUpdate", (1, sql)))
+        writer, reader = client.do_put(descriptor, pa.schema([]), options)
+        writer.done_writing()
+        reply = reader.read()
+        writer.close()
+        return reply
+
+    update("CREATE TABLE fx_upd (id INT)")
+    update("INSERT INTO fx_upd VALUES (1), (2)")
+    hs2 = clients.pyhive_none(server).cursor()
+    hs2.execute("SELECT count(*) FROM fx_upd")
+    assert hs2.fetchall() == [(2,)]
+    with pytest.raises(Exception) as e:  # pyarrow raises ArrowInvalid for INVALID_ARGUMENT
+        update("CREATE TABLE fx_upd (id INT)")
+    assert "AlreadyExistsException(message:Table hive.default.fx_upd already exists)" in str(e.value)
+    update("DROP TABLE fx_upd")
+    client.close()

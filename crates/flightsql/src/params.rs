@@ -77,13 +77,17 @@ fn literal(array: &ArrayRef, row: usize) -> Result<String, String> {
         DataType::Boolean => text.to_uppercase(),
         DataType::Int8 => format!("CAST({text} AS TINYINT)"),
         DataType::Int16 => format!("CAST({text} AS SMALLINT)"),
-        DataType::Int32 | DataType::UInt8 | DataType::UInt16 => text,
+        // Parenthesised, so `1-?` with -1 cannot become a `--` comment.
+        DataType::Int32 | DataType::UInt8 | DataType::UInt16 => format!("({text})"),
         DataType::Int64 | DataType::UInt32 | DataType::UInt64 => format!("CAST({text} AS BIGINT)"),
-        DataType::Float32 => format!("CAST({text} AS FLOAT)"),
+        DataType::Float32 => match text.as_str() {
+            "NaN" | "inf" | "-inf" => format!("CAST('{text}' AS FLOAT)"),
+            _ => format!("CAST({text} AS FLOAT)"),
+        },
         DataType::Float64 => match text.as_str() {
             "NaN" | "inf" | "-inf" => format!("CAST('{text}' AS DOUBLE)"),
-            _ if text.contains(['.', 'e', 'E']) => text,
-            _ => format!("{text}.0"),
+            _ if text.contains(['.', 'e', 'E']) => format!("({text})"),
+            _ => format!("({text}.0)"),
         },
         DataType::Decimal128(p, s) | DataType::Decimal256(p, s) => {
             format!("CAST('{text}' AS DECIMAL({p},{s}))")
@@ -166,11 +170,11 @@ mod tests {
         let sql = "insert into t values (?, ?, ?, ?)";
         assert_eq!(
             bind(sql, &batch, 0).unwrap(),
-            "insert into t values (CAST(7 AS BIGINT), concat('it', chr(39), 's a', chr(92), 'b'), 2.0, TRUE)"
+            "insert into t values (CAST(7 AS BIGINT), concat('it', chr(39), 's a', chr(92), 'b'), (2.0), TRUE)"
         );
         assert_eq!(
             bind(sql, &batch, 1).unwrap(),
-            "insert into t values (NULL, 'x', 0.5, NULL)"
+            "insert into t values (NULL, 'x', (0.5), NULL)"
         );
         assert!(bind("select ?", &batch, 0).is_err());
     }

@@ -194,15 +194,7 @@ impl ApiaryFlightSql {
         let schema = match op.schema() {
             Some(s) if op.has_result_set() => flight_schema(s, None),
             _ => {
-                let state = op.wait_ready().await;
-                let failed = op.status().error;
-                let _ = self.gateway.close_operation(&op.handle());
-                if let Some(e) = failed.filter(|_| state != OperationState::Finished) {
-                    return Err(status(&GatewayError::Failed(e)));
-                }
-                if state == OperationState::Canceled {
-                    return Err(Status::cancelled("Query was cancelled"));
-                }
+                self.settle(op.clone()).await?;
                 Arc::new(Schema::empty())
             }
         };
@@ -225,11 +217,31 @@ impl ApiaryFlightSql {
     async fn run_update(&self, session: &Handle, sql: &str) -> Result<(), Status> {
         let op = self
             .gateway
-            .execute_statement(session, sql, &BTreeMap::new(), false, 0)
+            .execute_statement(session, sql, &BTreeMap::new(), true, 0)
             .await
             .map_err(|e| status(&e))?;
-        let _ = self.gateway.close_operation(&op.handle());
-        Ok(())
+        self.settle(op).await
+    }
+
+    /// Waits for a statement without a result set to end; its failure or cancellation is
+    /// the call's error. The operation is closed when this returns, and also when the client
+    /// goes away first (the statement is then cancelled, and a DDL undone or finished as the
+    /// journal says).
+    async fn settle(&self, op: Arc<Operation>) -> Result<(), Status> {
+        let _close = CloseOnDrop {
+            gateway: self.gateway.clone(),
+            operation: op.handle(),
+        };
+        match op.wait_ready().await {
+            OperationState::Finished => Ok(()),
+            OperationState::Canceled | OperationState::Closed => {
+                Err(Status::cancelled("Query was cancelled"))
+            }
+            _ => Err(match op.status().error {
+                Some(e) => status(&GatewayError::Failed(e)),
+                None => Status::internal("the statement failed"),
+            }),
+        }
     }
 
     /// The operation's rows as Flight data: fetched as the client reads, the operation
@@ -391,6 +403,10 @@ impl arrow_flight::sql::server::FlightSqlService for ApiaryFlightSql {
             tokens.retain(|_, h| self.gateway.session_exists(h));
             tokens.insert(token.clone(), session.handle());
         }
+        // Prepared statements of ended sessions go too.
+        self.prepared
+            .lock()
+            .retain(|_, p| self.gateway.session_exists(&p.session));
         tracing::info!(user = %client.user, session = %session.handle(), "Flight SQL session opened");
         let response = HandshakeResponse {
             protocol_version: 0,

@@ -502,12 +502,13 @@ impl SqlSession {
             owner: self.owner.clone(),
             tag: self.tag.clone(),
             unavailable: self.unavailable.clone(),
-            ctx: self.ctx.clone(),
+            // A snapshot: a USE after the statement was sent does not move where it runs.
+            ctx: SessionContext::new_with_state(self.ctx.state()),
             catalog: self.catalog.clone(),
             metastore: self.metastore.clone(),
             warehouse: self.warehouse.clone(),
             user: self.user.clone(),
-            database: self.database.clone(),
+            database: Arc::new(parking_lot::Mutex::new(self.database().to_string())),
             hiveconf: self.hiveconf.clone(),
             defaults: self.defaults.clone(),
             hivevar: self.hivevar.clone(),
@@ -687,7 +688,14 @@ impl SqlSession {
         &mut self,
         stmt: crate::ddl::HiveStatement,
     ) -> Result<Prepared, SqlError> {
-        if stmt.is_read_only() || matches!(stmt, crate::ddl::HiveStatement::Insert { .. }) {
+        // MSCK runs now too: its result is the rows naming what it added (Hive's result set),
+        // which a task cannot return yet.
+        if stmt.is_read_only()
+            || matches!(
+                stmt,
+                crate::ddl::HiveStatement::Insert { .. } | crate::ddl::HiveStatement::MsckRepair(_)
+            )
+        {
             return self.run_hive(stmt).await;
         }
         let mut fork = self.fork();

@@ -296,12 +296,18 @@ async fn recovery_undoes_a_create_cut_off_inside_its_hook() {
         w.handler.mode.store(HANG, Ordering::SeqCst);
         // The work is dropped inside the hook, as a crash would leave it: the intent is
         // pending and the object exists, tagged.
-        let cut = tokio::time::timeout(
-            Duration::from_millis(300),
-            run(&mut s, "CREATE TABLE r (a INT) STORED BY MEMORY"),
-        )
-        .await;
-        assert!(cut.is_err());
+        let cut =
+            tokio::spawn(
+                async move { run(&mut s, "CREATE TABLE r (a INT) STORED BY MEMORY").await },
+            );
+        for _ in 0..500 {
+            if !w.objects().is_empty() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        cut.abort();
+        assert!(cut.await.is_err(), "the create was cut off");
     }
     assert!(w.objects().contains_key("default.r"));
     assert_eq!(w.unfinished().await, 1);
