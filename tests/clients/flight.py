@@ -10,6 +10,8 @@ import adbc_driver_flightsql.dbapi as adbc
 import pyarrow as pa
 import pyarrow.flight as fl
 
+import hive_types
+
 SQL_PREFIX = "type.googleapis.com/arrow.flight.protocol.sql."
 
 
@@ -80,17 +82,10 @@ def _json(v):
 
 
 def hive_text(v):
-    """An Arrow value (as pyarrow's to_pylist gives it) as Hive's text for it."""
-    if v is None:
-        return None
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, (bytes, bytearray)):
-        return bytes(v).decode("utf-8")
-    if isinstance(v, float):
-        return repr(v)
-    if isinstance(v, decimal.Decimal):
-        return str(v)
+    """An Arrow value (as pyarrow's to_pylist gives it) as Hive's text for it: scalars as
+    hive_types.normalize gives a DB-API value's, plus the types only Arrow clients see."""
+    if v is None or isinstance(v, (bool, bytes, bytearray, float, decimal.Decimal, str, int)):
+        return hive_types.normalize(v)
     if isinstance(v, datetime.datetime):
         return v.strftime("%Y-%m-%d %H:%M:%S.%f") if v.microsecond else v.strftime("%Y-%m-%d %H:%M:%S")
     if isinstance(v, datetime.date):

@@ -11,18 +11,8 @@ import pytest
 from TCLIService import ttypes as T
 
 import clients
-from test_jdbc_handler import metastore, props, remote_tables, rows, tables_in_catalog
+from test_jdbc_handler import metastore, pg, props, remote_tables, rows, tables_in_catalog  # noqa: F401 (pg is a fixture)
 from test_operations import ENDLESS, execute, state, wait_for
-
-
-@pytest.fixture(scope="module")
-def pg():
-    from conftest import Postgres
-
-    p = Postgres()
-    p.psql("CREATE DATABASE remote")
-    yield p
-    p.stop()
 
 
 class Blocker:
