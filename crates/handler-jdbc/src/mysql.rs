@@ -1,16 +1,16 @@
 //! MySQL and MariaDB, spoken with mysql_async. MySQL commits DDL on its own, so a managed
 //! table's tag is part of the CREATE itself (its table comment).
 
-use arrow::array::RecordBatch;
 use async_trait::async_trait;
-use datafusion::error::Result as DfResult;
 use futures::StreamExt;
 use mysql_async::prelude::Queryable;
 
 use apiary_storage::handler::{HandlerError, HandlerResult};
 use apiary_storage::types::HiveType;
 
-use crate::remote::{def_err, literal, remote_err, Batcher, Kind, RemoteDb, RemoteName, RemoteTxn};
+use crate::remote::{
+    def_err, literal, remote_err, unsupported_type, Batcher, Kind, RemoteDb, RemoteName, RemoteTxn,
+};
 
 /// A MySQL or MariaDB database.
 pub(crate) struct Mysql {
@@ -129,11 +129,7 @@ impl RemoteDb for Mysql {
             H::Date => "DATE".into(),
             H::Timestamp => "DATETIME(6)".into(),
             H::Binary => "LONGBLOB".into(),
-            other => {
-                return Err(HandlerError::Unsupported(format!(
-                    "a JDBC table cannot have a column of type {other}"
-                )))
-            }
+            other => return Err(unsupported_type(other)),
         })
     }
 
@@ -199,12 +195,7 @@ impl RemoteDb for Mysql {
         Ok(Box::new(MyTxn(conn)))
     }
 
-    async fn fetch(
-        &self,
-        sql: String,
-        mut batcher: Batcher,
-        tx: tokio::sync::mpsc::Sender<DfResult<RecordBatch>>,
-    ) -> HandlerResult<u64> {
+    async fn fetch(&self, sql: String, mut batcher: Batcher) -> HandlerResult<u64> {
         let width = batcher.width();
         let mut conn = self.connect().await?;
         let mut result = conn.query_iter(sql.as_str()).await.map_err(my_err)?;
@@ -213,16 +204,11 @@ impl RemoteDb for Mysql {
             while let Some(row) = stream.next().await {
                 let row = row.map_err(my_err)?;
                 let text = (0..width).map(|i| my_text(row.as_ref(i))).collect();
-                if let Some(b) = batcher.push(text)? {
-                    if tx.send(Ok(b)).await.is_err() {
-                        return Ok(batcher.total);
-                    }
+                if !batcher.push(text).await? {
+                    return Ok(batcher.total());
                 }
             }
         }
-        if let Some(b) = batcher.finish()? {
-            let _ = tx.send(Ok(b)).await;
-        }
-        Ok(batcher.total)
+        batcher.finish().await
     }
 }

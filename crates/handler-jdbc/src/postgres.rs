@@ -1,15 +1,15 @@
 //! PostgreSQL, spoken with tokio-postgres. A managed table's tag is its table comment,
 //! written in the same transaction as the CREATE.
 
-use arrow::array::RecordBatch;
 use async_trait::async_trait;
-use datafusion::error::Result as DfResult;
 use futures::StreamExt;
 
 use apiary_storage::handler::{HandlerError, HandlerResult};
 use apiary_storage::types::HiveType;
 
-use crate::remote::{def_err, literal, remote_err, Batcher, Kind, RemoteDb, RemoteName, RemoteTxn};
+use crate::remote::{
+    def_err, literal, remote_err, unsupported_type, Batcher, Kind, RemoteDb, RemoteName, RemoteTxn,
+};
 
 /// A PostgreSQL database.
 pub(crate) struct Postgres {
@@ -124,11 +124,7 @@ impl RemoteDb for Postgres {
             H::Date => "date".into(),
             H::Timestamp => "timestamp".into(),
             H::Binary => "bytea".into(),
-            other => {
-                return Err(HandlerError::Unsupported(format!(
-                    "a JDBC table cannot have a column of type {other}"
-                )))
-            }
+            other => return Err(unsupported_type(other)),
         })
     }
 
@@ -202,12 +198,7 @@ impl RemoteDb for Postgres {
         Ok(Box::new(PgTxn(client)))
     }
 
-    async fn fetch(
-        &self,
-        sql: String,
-        mut batcher: Batcher,
-        tx: tokio::sync::mpsc::Sender<DfResult<RecordBatch>>,
-    ) -> HandlerResult<u64> {
+    async fn fetch(&self, sql: String, mut batcher: Batcher) -> HandlerResult<u64> {
         let width = batcher.width();
         let client = self.connect().await?;
         let stream = client
@@ -220,15 +211,10 @@ impl RemoteDb for Postgres {
             let text = (0..width)
                 .map(|i| row.get::<_, Option<String>>(i))
                 .collect();
-            if let Some(b) = batcher.push(text)? {
-                if tx.send(Ok(b)).await.is_err() {
-                    return Ok(batcher.total);
-                }
+            if !batcher.push(text).await? {
+                return Ok(batcher.total());
             }
         }
-        if let Some(b) = batcher.finish()? {
-            let _ = tx.send(Ok(b)).await;
-        }
-        Ok(batcher.total)
+        batcher.finish().await
     }
 }

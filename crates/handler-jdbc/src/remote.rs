@@ -68,14 +68,9 @@ pub(crate) trait RemoteDb: Send + Sync {
     /// Opens a remote transaction.
     async fn begin(&self) -> HandlerResult<Box<dyn RemoteTxn>>;
 
-    /// Runs `sql` and sends its rows, as text gathered by `batcher`, into `tx`; returns how
-    /// many rows came. Stops early, without error, when the receiver is gone.
-    async fn fetch(
-        &self,
-        sql: String,
-        batcher: Batcher,
-        tx: tokio::sync::mpsc::Sender<DfResult<RecordBatch>>,
-    ) -> HandlerResult<u64>;
+    /// Runs `sql` and hands its rows, as text, to `batcher`; returns how many rows came.
+    /// Stops early, without error, when the batcher's receiver is gone.
+    async fn fetch(&self, sql: String, batcher: Batcher) -> HandlerResult<u64>;
 }
 
 /// An open remote transaction that takes statements one at a time. Dropped without
@@ -270,7 +265,7 @@ pub(crate) async fn fetch(
     schema: SchemaRef,
     tx: tokio::sync::mpsc::Sender<DfResult<RecordBatch>>,
 ) -> HandlerResult<u64> {
-    remote.db.fetch(sql, Batcher::new(schema), tx).await
+    remote.db.fetch(sql, Batcher::new(schema, tx)).await
 }
 
 /// Bytes from hex text (`0a1B`), None if it is not hex.
@@ -322,18 +317,24 @@ fn to_batch(schema: &SchemaRef, rows: &[Vec<Option<String>>]) -> DfResult<Record
     )?)
 }
 
-/// Gathers rows of text into batches of [`BATCH_ROWS`].
+/// Gathers rows of text into batches of [`BATCH_ROWS`] and sends each full batch to the
+/// scan's receiver.
 pub(crate) struct Batcher {
     schema: SchemaRef,
     rows: Vec<Vec<Option<String>>>,
-    pub(crate) total: u64,
+    tx: tokio::sync::mpsc::Sender<DfResult<RecordBatch>>,
+    total: u64,
 }
 
 impl Batcher {
-    pub(crate) fn new(schema: SchemaRef) -> Self {
+    pub(crate) fn new(
+        schema: SchemaRef,
+        tx: tokio::sync::mpsc::Sender<DfResult<RecordBatch>>,
+    ) -> Self {
         Self {
             schema,
             rows: Vec::with_capacity(BATCH_ROWS),
+            tx,
             total: 0,
         }
     }
@@ -343,18 +344,55 @@ impl Batcher {
         self.schema.fields().len()
     }
 
-    /// Adds a row; returns a batch when one is full.
-    pub(crate) fn push(&mut self, row: Vec<Option<String>>) -> HandlerResult<Option<RecordBatch>> {
+    /// Adds a row, sending a batch when one is full; false when the receiver is gone (the
+    /// scan was dropped: stop reading).
+    pub(crate) async fn push(&mut self, row: Vec<Option<String>>) -> HandlerResult<bool> {
+        match self.add(row)? {
+            Some(b) => Ok(self.tx.send(Ok(b)).await.is_ok()),
+            None => Ok(true),
+        }
+    }
+
+    /// [`Batcher::push`] from a blocking thread.
+    pub(crate) fn push_blocking(&mut self, row: Vec<Option<String>>) -> HandlerResult<bool> {
+        match self.add(row)? {
+            Some(b) => Ok(self.tx.blocking_send(Ok(b)).is_ok()),
+            None => Ok(true),
+        }
+    }
+
+    /// Sends the rows gathered so far; returns how many rows came in all.
+    pub(crate) async fn finish(mut self) -> HandlerResult<u64> {
+        if let Some(b) = self.take()? {
+            let _ = self.tx.send(Ok(b)).await;
+        }
+        Ok(self.total)
+    }
+
+    /// [`Batcher::finish`] from a blocking thread.
+    pub(crate) fn finish_blocking(mut self) -> HandlerResult<u64> {
+        if let Some(b) = self.take()? {
+            let _ = self.tx.blocking_send(Ok(b));
+        }
+        Ok(self.total)
+    }
+
+    /// How many rows came so far.
+    pub(crate) fn total(&self) -> u64 {
+        self.total
+    }
+
+    fn add(&mut self, row: Vec<Option<String>>) -> HandlerResult<Option<RecordBatch>> {
         self.rows.push(row);
         self.total += 1;
         if self.rows.len() < BATCH_ROWS {
             return Ok(None);
         }
-        self.finish()
+        self.take()
     }
 
     /// The rows gathered so far as a batch, if any.
-    pub(crate) fn finish(&mut self) -> HandlerResult<Option<RecordBatch>> {
+    fn take(&mut self) -> HandlerResult<Option<RecordBatch>> {
         if self.rows.is_empty() {
             return Ok(None);
         }
@@ -362,4 +400,9 @@ impl Batcher {
         self.rows.clear();
         Ok(Some(batch))
     }
+}
+
+/// The error for a column type no remote database here can hold.
+pub(crate) fn unsupported_type(t: &HiveType) -> HandlerError {
+    HandlerError::Unsupported(format!("a JDBC table cannot have a column of type {t}"))
 }

@@ -3,14 +3,14 @@
 
 use std::path::PathBuf;
 
-use arrow::array::RecordBatch;
 use async_trait::async_trait;
-use datafusion::error::Result as DfResult;
 
-use apiary_storage::handler::{HandlerError, HandlerResult};
+use apiary_storage::handler::HandlerResult;
 use apiary_storage::types::HiveType;
 
-use crate::remote::{def_err, literal, remote_err, Batcher, Kind, RemoteDb, RemoteName, RemoteTxn};
+use crate::remote::{
+    def_err, literal, remote_err, unsupported_type, Batcher, Kind, RemoteDb, RemoteName, RemoteTxn,
+};
 
 /// Where a table's tag is kept.
 const TAGS_TABLE: &str =
@@ -104,11 +104,7 @@ impl RemoteDb for Sqlite {
             H::Decimal(_, _) => "NUMERIC".into(),
             H::String | H::Varchar(_) | H::Char(_) | H::Date | H::Timestamp => "TEXT".into(),
             H::Binary => "BLOB".into(),
-            other => {
-                return Err(HandlerError::Unsupported(format!(
-                    "a JDBC table cannot have a column of type {other}"
-                )))
-            }
+            other => return Err(unsupported_type(other)),
         })
     }
 
@@ -222,12 +218,7 @@ impl RemoteDb for Sqlite {
         Ok(Box::new(SqliteTxn { tx, done }))
     }
 
-    async fn fetch(
-        &self,
-        sql: String,
-        mut batcher: Batcher,
-        tx: tokio::sync::mpsc::Sender<DfResult<RecordBatch>>,
-    ) -> HandlerResult<u64> {
+    async fn fetch(&self, sql: String, mut batcher: Batcher) -> HandlerResult<u64> {
         let path = self.path.clone();
         blocking(move || {
             use rusqlite::types::ValueRef;
@@ -247,16 +238,11 @@ impl RemoteDb for Sqlite {
                         }
                     });
                 }
-                if let Some(b) = batcher.push(text)? {
-                    if tx.blocking_send(Ok(b)).is_err() {
-                        return Ok(batcher.total);
-                    }
+                if !batcher.push_blocking(text)? {
+                    return Ok(batcher.total());
                 }
             }
-            if let Some(b) = batcher.finish()? {
-                let _ = tx.blocking_send(Ok(b));
-            }
-            Ok(batcher.total)
+            batcher.finish_blocking()
         })
         .await
     }

@@ -121,12 +121,7 @@ impl SqlError {
     /// Hive's numeric error code.
     pub fn error_code(&self) -> i32 {
         match self {
-            // The generic semantic error reads "[Error 10000]", but Hive reports 40000.
-            SqlError::Semantic {
-                error: Some(HiveError::Generic),
-                ..
-            } => 40000,
-            SqlError::Semantic { error: Some(e), .. } => e.code(),
+            SqlError::Semantic { error: Some(e), .. } => e.wire_code(),
             SqlError::Parse { .. } | SqlError::Semantic { .. } | SqlError::Substitution(_) => 40000,
             SqlError::TableNotFound(_) => 10001,
             SqlError::ColumnNotFound(_) => 10004,

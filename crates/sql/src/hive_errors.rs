@@ -152,9 +152,18 @@ impl HiveError {
         }
     }
 
-    /// Hive's numeric code.
+    /// Hive's numeric code, as the text shows it (`[Error 10000]`).
     pub fn code(self) -> i32 {
         self.entry().0
+    }
+
+    /// The code a wire status carries: Hive's own, except that Hive reports its generic
+    /// semantic error as 40000.
+    pub fn wire_code(self) -> i32 {
+        match self {
+            HiveError::Generic => 40000,
+            other => other.code(),
+        }
     }
 
     /// Hive's text for the code (what comes before the details).
