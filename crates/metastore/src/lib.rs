@@ -9,6 +9,7 @@
 
 #![warn(missing_docs)]
 
+mod catalog;
 mod error;
 mod journal;
 mod model;

@@ -3,21 +3,22 @@
 //! one clean error (`AlreadyExists`, `NoSuchObject`), never a torn catalog. A transaction
 //! that loses a serialization race is run again a few times before the error (`Raced`) reaches
 //! the user. Connections come from a small pool, with connect, wait and statement timeouts, so
-//! a slow or unreachable PostgreSQL fails calls instead of hanging them. Same documents and schema versions as the SQLite backend.
+//! a slow or unreachable PostgreSQL fails calls instead of hanging them. The catalog's logic
+//! is in [`crate::catalog`], shared with the SQLite backend; this file runs its transactions
+//! and spells its statements.
 
 use async_trait::async_trait;
-use serde::de::DeserializeOwned;
-use serde::Serialize;
+use futures::future::BoxFuture;
 use std::time::Duration;
 
 use deadpool_postgres::{
-    Manager, ManagerConfig, Pool, PoolError, RecyclingMethod, Runtime, Timeouts, Transaction,
+    Manager, ManagerConfig, Pool, PoolError, RecyclingMethod, Runtime, Timeouts,
 };
-use tokio_postgres::{IsolationLevel, NoTls};
+use tokio_postgres::types::ToSql;
+use tokio_postgres::{GenericClient, IsolationLevel, NoTls};
 
-use crate::journal::{Intent, IntentKind, IntentState};
-use crate::model::{partition_name, Database, Partition, Table};
-use crate::{Metastore, MetastoreError, Result};
+use crate::catalog::{self, Access, Arg, Backend, Stmt, Txn};
+use crate::{MetastoreError, Result};
 
 /// Schema migrations, applied in order; the stored version is the number applied.
 const MIGRATIONS: &[&str] = &[
@@ -31,6 +32,65 @@ const MIGRATIONS: &[&str] = &[
     "CREATE TABLE apiary_intents (id TEXT PRIMARY KEY, owner TEXT NOT NULL, db TEXT NOT NULL,
                                   tbl TEXT NOT NULL, created BIGINT NOT NULL, definition TEXT NOT NULL);",
 ];
+
+/// The catalog's statements in PostgreSQL's SQL.
+fn sql(stmt: Stmt) -> &'static str {
+    match stmt {
+        Stmt::CreateVersionTable => {
+            "CREATE TABLE IF NOT EXISTS apiary_schema_version (version INTEGER NOT NULL)"
+        }
+        Stmt::SchemaVersion => "SELECT coalesce(max(version), 0)::text FROM apiary_schema_version",
+        Stmt::RecordVersion => "INSERT INTO apiary_schema_version (version) VALUES ($1::bigint)",
+        Stmt::DatabaseExists => "SELECT name FROM apiary_dbs WHERE name = $1",
+        Stmt::GetDatabase => "SELECT definition FROM apiary_dbs WHERE name = $1",
+        Stmt::ListDatabases => "SELECT name FROM apiary_dbs ORDER BY name",
+        Stmt::InsertDatabase => "INSERT INTO apiary_dbs (name, definition) VALUES ($1, $2)",
+        Stmt::UpdateDatabase => "UPDATE apiary_dbs SET definition = $2 WHERE name = $1",
+        Stmt::DeleteDatabase => "DELETE FROM apiary_dbs WHERE name = $1",
+        Stmt::AnyTableOf => "SELECT name FROM apiary_tbls WHERE db = $1 LIMIT 1",
+        Stmt::GetTable => "SELECT definition FROM apiary_tbls WHERE db = $1 AND name = $2",
+        Stmt::ListTableNames => "SELECT name FROM apiary_tbls WHERE db = $1 ORDER BY name",
+        Stmt::ListTables => {
+            "SELECT name, definition FROM apiary_tbls WHERE db = $1 ORDER BY name"
+        }
+        Stmt::InsertTable => {
+            "INSERT INTO apiary_tbls (db, name, definition) VALUES ($1, $2, $3)"
+        }
+        Stmt::UpdateTable => {
+            "UPDATE apiary_tbls SET db = $3, name = $4, definition = $5 WHERE db = $1 AND name = $2"
+        }
+        Stmt::DeleteTable => "DELETE FROM apiary_tbls WHERE db = $1 AND name = $2",
+        Stmt::DeletePartitionsOf => "DELETE FROM apiary_partitions WHERE db = $1 AND tbl = $2",
+        Stmt::MovePartitions => {
+            "UPDATE apiary_partitions SET db = $3, tbl = $4 WHERE db = $1 AND tbl = $2"
+        }
+        Stmt::PartitionExists => {
+            "SELECT name FROM apiary_partitions WHERE db = $1 AND tbl = $2 AND name = $3"
+        }
+        Stmt::InsertPartition => {
+            "INSERT INTO apiary_partitions (db, tbl, name, definition) VALUES ($1, $2, $3, $4)"
+        }
+        Stmt::ListPartitions => {
+            "SELECT name, definition FROM apiary_partitions WHERE db = $1 AND tbl = $2 ORDER BY name"
+        }
+        Stmt::UpdatePartition => {
+            "UPDATE apiary_partitions SET definition = $4 WHERE db = $1 AND tbl = $2 AND name = $3"
+        }
+        Stmt::DeletePartition => {
+            "DELETE FROM apiary_partitions WHERE db = $1 AND tbl = $2 AND name = $3"
+        }
+        Stmt::GetIntent => "SELECT definition FROM apiary_intents WHERE id = $1",
+        Stmt::IntentsOnTable => "SELECT id FROM apiary_intents WHERE db = $1 AND tbl = $2",
+        Stmt::InsertIntent => {
+            "INSERT INTO apiary_intents (id, owner, db, tbl, created, definition) VALUES ($1, $2, $3, $4, $5, $6)"
+        }
+        Stmt::UpdateIntent => "UPDATE apiary_intents SET definition = $2 WHERE id = $1",
+        Stmt::DeleteIntent => "DELETE FROM apiary_intents WHERE id = $1",
+        Stmt::IntentsOf => {
+            "SELECT definition FROM apiary_intents WHERE owner = $1 ORDER BY created, id"
+        }
+    }
+}
 
 /// Lock id that serialises schema migrations between servers.
 const MIGRATION_LOCK: i64 = 0x6170_6961_7279;
@@ -116,7 +176,8 @@ fn rand_jitter() -> u32 {
 /// What one attempt of a transaction ended with.
 enum Attempt<T> {
     Done(Result<T>),
-    /// Lost a serialization race; the server rolled it back.
+    /// Worth running again: a write lost a serialization race (the server rolled it back),
+    /// or a read found its connection broken.
     Retry(tokio_postgres::Error),
 }
 
@@ -157,32 +218,7 @@ impl PostgresMetastore {
         let tx = client.transaction().await?;
         tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])
             .await?;
-        tx.batch_execute(
-            "CREATE TABLE IF NOT EXISTS apiary_schema_version (version INTEGER NOT NULL)",
-        )
-        .await?;
-        let row = tx
-            .query_one(
-                "SELECT coalesce(max(version), 0) FROM apiary_schema_version",
-                &[],
-            )
-            .await?;
-        let version = row.get::<_, i32>(0).max(0) as usize;
-        if version > MIGRATIONS.len() {
-            return Err(MetastoreError::Backend(format!(
-                "the metastore's schema version {version} is newer than this Apiary knows ({}); upgrade Apiary",
-                MIGRATIONS.len()
-            )));
-        }
-        for (i, sql) in MIGRATIONS.iter().enumerate().skip(version) {
-            tx.batch_execute(sql).await?;
-            tx.execute(
-                "INSERT INTO apiary_schema_version (version) VALUES ($1)",
-                &[&((i + 1) as i32)],
-            )
-            .await?;
-            tracing::info!(version = i + 1, "metastore schema migrated");
-        }
+        catalog::migrate(&mut PgTxn::new(&*tx), MIGRATIONS).await?;
         tx.commit().await?;
         drop(client);
         Ok(Self {
@@ -191,39 +227,10 @@ impl PostgresMetastore {
         })
     }
 
-    /// Runs `f` in one SERIALIZABLE transaction on a pooled connection. A transaction that
-    /// loses a serialization race (at any statement or at COMMIT, where the server has rolled
-    /// it back) runs again, up to the configured number of retries; `f` is cloned for each
-    /// attempt. A broken connection during COMMIT is not retried: its outcome is unknown.
-    async fn write<T, F>(&self, f: F) -> Result<T>
+    /// One attempt of a write: a SERIALIZABLE transaction on a pooled connection.
+    async fn attempt<A, T, F>(&self, args: &A, body: &F) -> Attempt<T>
     where
-        F: for<'a> FnOnce(
-                &'a Transaction<'a>,
-            ) -> std::pin::Pin<
-                Box<dyn std::future::Future<Output = Result<T>> + Send + 'a>,
-            > + Clone,
-    {
-        let mut attempt = 0;
-        loop {
-            match self.attempt(f.clone()).await {
-                Attempt::Done(r) => return r,
-                Attempt::Retry(e) if attempt < self.retries => {
-                    attempt += 1;
-                    tracing::debug!(attempt, error = %e, "metastore transaction raced another; retrying");
-                    tokio::time::sleep(backoff(attempt)).await;
-                }
-                Attempt::Retry(e) => return Err(e.into()),
-            }
-        }
-    }
-
-    async fn attempt<T, F>(&self, f: F) -> Attempt<T>
-    where
-        F: for<'a> FnOnce(
-            &'a Transaction<'a>,
-        ) -> std::pin::Pin<
-            Box<dyn std::future::Future<Output = Result<T>> + Send + 'a>,
-        >,
+        F: for<'a> Fn(&'a mut dyn Txn, &'a A) -> BoxFuture<'a, Result<T>>,
     {
         let mut client = match self.pool.get().await {
             Ok(c) => c,
@@ -238,7 +245,7 @@ impl PostgresMetastore {
             Ok(tx) => tx,
             Err(e) => return Attempt::Done(Err(e.into())),
         };
-        let out = match f(&tx).await {
+        let out = match body(&mut PgTxn::new(&*tx), args).await {
             Ok(v) => v,
             Err(MetastoreError::Raced(e)) => return Attempt::Retry(e),
             Err(e) => return Attempt::Done(Err(e)),
@@ -250,520 +257,128 @@ impl PostgresMetastore {
         }
     }
 
-    /// Runs one read on a pooled connection; a read that found its connection broken runs
-    /// once more on another.
-    async fn read_rows(
-        &self,
-        sql: &str,
-        params: &[&(dyn tokio_postgres::types::ToSql + Sync)],
-    ) -> Result<Vec<tokio_postgres::Row>> {
-        let mut retried = false;
-        loop {
-            let client = self.pool.get().await?;
-            match client.query(sql, params).await {
-                Ok(rows) => return Ok(rows),
-                Err(e) if e.is_closed() && !retried => retried = true,
-                Err(e) => return Err(e.into()),
-            }
+    /// One attempt of a read; one that found its connection broken may run again.
+    async fn read_once<A, T, F>(&self, args: &A, body: &F) -> Attempt<T>
+    where
+        F: for<'a> Fn(&'a mut dyn Txn, &'a A) -> BoxFuture<'a, Result<T>>,
+    {
+        let client = match self.pool.get().await {
+            Ok(c) => c,
+            Err(e) => return Attempt::Done(Err(e.into())),
+        };
+        let mut txn = PgTxn::new(&**client);
+        let out = body(&mut txn, args).await;
+        match (out, txn.closed.take()) {
+            (Err(_), Some(e)) => Attempt::Retry(e),
+            (out, _) => Attempt::Done(out),
         }
     }
 }
 
-fn to_json<T: Serialize>(v: &T) -> Result<String> {
-    serde_json::to_string(v).map_err(|e| MetastoreError::Backend(e.to_string()))
-}
-
-fn from_json<T: DeserializeOwned>(what: &str, s: &str) -> Result<T> {
-    serde_json::from_str(s).map_err(|e| MetastoreError::Corrupt(what.to_string(), e.to_string()))
-}
-
-async fn load_table(tx: &Transaction<'_>, db: &str, name: &str) -> Result<Option<Table>> {
-    let rows = tx
-        .query(
-            "SELECT definition FROM apiary_tbls WHERE db = $1 AND name = $2",
-            &[&db, &name],
-        )
-        .await?;
-    rows.first()
-        .map(|r| from_json(&format!("table {db}.{name}"), r.get::<_, &str>(0)))
-        .transpose()
-}
-
-/// Adds a table row: its database must exist and the name be free.
-async fn insert_table(tx: &Transaction<'_>, table: &Table) -> Result<()> {
-    let (db, name) = (table.database.to_lowercase(), table.name.to_lowercase());
-    crate::check_table_name(&name)?;
-    if !db_exists(tx, &db).await? {
-        return Err(MetastoreError::NoSuchObject(format!("Database {db}")));
-    }
-    if load_table(tx, &db, &name).await?.is_some() {
-        return Err(MetastoreError::AlreadyExists(format!("Table {db}.{name}")));
-    }
-    let def = to_json(table)?;
-    tx.execute(
-        "INSERT INTO apiary_tbls (db, name, definition) VALUES ($1, $2, $3)",
-        &[&db, &name, &def],
-    )
-    .await?;
-    Ok(())
-}
-
-/// Removes a table row and its partitions; returns how many table rows went (0 or 1).
-async fn delete_table(tx: &Transaction<'_>, db: &str, name: &str) -> Result<u64> {
-    let n = tx
-        .execute(
-            "DELETE FROM apiary_tbls WHERE db = $1 AND name = $2",
-            &[&db, &name],
-        )
-        .await?;
-    tx.execute(
-        "DELETE FROM apiary_partitions WHERE db = $1 AND tbl = $2",
-        &[&db, &name],
-    )
-    .await?;
-    Ok(n)
-}
-
-async fn load_intent(tx: &Transaction<'_>, id: &str) -> Result<Intent> {
-    let rows = tx
-        .query(
-            "SELECT definition FROM apiary_intents WHERE id = $1",
-            &[&id],
-        )
-        .await?;
-    match rows.first() {
-        Some(r) => from_json(&format!("intent {id}"), r.get::<_, &str>(0)),
-        None => Err(MetastoreError::NoSuchObject(format!("intent {id}"))),
+impl Backend for PostgresMetastore {
+    /// A write is one SERIALIZABLE transaction on a pooled connection. One that loses a
+    /// serialization race (at any statement or at COMMIT, where the server has rolled it
+    /// back) runs again, up to the configured number of retries; a broken connection during
+    /// COMMIT is not retried: its outcome is unknown. A read runs on a pooled connection
+    /// outside a transaction (every read is one statement), and once more on another
+    /// connection if it found its own broken.
+    fn transact<A, T, F>(&self, access: Access, args: A, body: F) -> BoxFuture<'_, Result<T>>
+    where
+        A: Send + Sync + 'static,
+        T: Send + 'static,
+        F: for<'a> Fn(&'a mut dyn Txn, &'a A) -> BoxFuture<'a, Result<T>> + Send + Sync + 'static,
+    {
+        Box::pin(async move {
+            let retries = match access {
+                Access::Write => self.retries,
+                Access::Read => 1,
+            };
+            let mut attempt = 0;
+            loop {
+                let outcome = match access {
+                    Access::Write => self.attempt(&args, &body).await,
+                    Access::Read => self.read_once(&args, &body).await,
+                };
+                match outcome {
+                    Attempt::Done(r) => return r,
+                    Attempt::Retry(e) if attempt < retries => {
+                        attempt += 1;
+                        tracing::debug!(attempt, error = %e, "metastore call raced another or lost its connection; retrying");
+                        tokio::time::sleep(backoff(attempt)).await;
+                    }
+                    Attempt::Retry(e) => return Err(e.into()),
+                }
+            }
+        })
     }
 }
 
-async fn save_intent(tx: &Transaction<'_>, intent: &Intent) -> Result<()> {
-    let def = to_json(intent)?;
-    tx.execute(
-        "UPDATE apiary_intents SET definition = $2 WHERE id = $1",
-        &[&intent.id, &def],
-    )
-    .await?;
-    Ok(())
+/// A PostgreSQL connection or transaction; notes whether a statement found the connection
+/// closed, so a read can run again on another.
+struct PgTxn<'c, C> {
+    client: &'c C,
+    closed: Option<tokio_postgres::Error>,
 }
 
-async fn db_exists(tx: &Transaction<'_>, db: &str) -> Result<bool> {
-    Ok(!tx
-        .query("SELECT 1 FROM apiary_dbs WHERE name = $1", &[&db])
-        .await?
-        .is_empty())
+impl<'c, C> PgTxn<'c, C> {
+    fn new(client: &'c C) -> Self {
+        Self {
+            client,
+            closed: None,
+        }
+    }
+
+    fn failed(&mut self, e: tokio_postgres::Error) -> MetastoreError {
+        if e.is_closed() {
+            let kept = MetastoreError::Backend(e.to_string());
+            self.closed = Some(e);
+            return kept;
+        }
+        e.into()
+    }
+}
+
+fn params<'a>(args: &'a [Arg<'a>]) -> Vec<&'a (dyn ToSql + Sync)> {
+    args.iter()
+        .map(|a| match a {
+            Arg::Text(s) => s as &(dyn ToSql + Sync),
+            Arg::Int(i) => i as &(dyn ToSql + Sync),
+        })
+        .collect()
 }
 
 #[async_trait]
-impl Metastore for PostgresMetastore {
-    async fn create_database(&self, db: &Database) -> Result<()> {
-        let (name, def) = (db.name.to_lowercase(), to_json(db)?);
-        crate::check_database_name(&name)?;
-        self.write(move |tx| {
-            Box::pin(async move {
-                if db_exists(tx, &name).await? {
-                    return Err(MetastoreError::AlreadyExists(format!("Database {name}")));
+impl<C: GenericClient + Sync> Txn for PgTxn<'_, C> {
+    async fn query(&mut self, stmt: Stmt, args: &[Arg<'_>]) -> Result<Vec<Vec<String>>> {
+        let rows = match self.client.query(sql(stmt), &params(args)).await {
+            Ok(rows) => rows,
+            Err(e) => return Err(self.failed(e)),
+        };
+        let mut out = Vec::with_capacity(rows.len());
+        for row in &rows {
+            let mut cols = Vec::with_capacity(row.len());
+            for i in 0..row.len() {
+                match row.try_get::<_, String>(i) {
+                    Ok(v) => cols.push(v),
+                    Err(e) => return Err(self.failed(e)),
                 }
-                tx.execute(
-                    "INSERT INTO apiary_dbs (name, definition) VALUES ($1, $2)",
-                    &[&name, &def],
-                )
-                .await?;
-                Ok(())
-            })
-        })
-        .await
-    }
-
-    async fn get_database(&self, name: &str) -> Result<Option<Database>> {
-        let name = name.to_lowercase();
-        let rows = self
-            .read_rows(
-                "SELECT definition FROM apiary_dbs WHERE name = $1",
-                &[&name],
-            )
-            .await?;
-        rows.first()
-            .map(|r| from_json(&format!("database {name}"), r.get::<_, &str>(0)))
-            .transpose()
-    }
-
-    async fn list_databases(&self) -> Result<Vec<String>> {
-        let rows = self
-            .read_rows("SELECT name FROM apiary_dbs ORDER BY name", &[])
-            .await?;
-        Ok(rows.iter().map(|r| r.get::<_, String>(0)).collect())
-    }
-
-    async fn alter_database(&self, db: &Database) -> Result<()> {
-        let (name, def) = (db.name.to_lowercase(), to_json(db)?);
-        self.write(move |tx| {
-            Box::pin(async move {
-                let n = tx
-                    .execute(
-                        "UPDATE apiary_dbs SET definition = $2 WHERE name = $1",
-                        &[&name, &def],
-                    )
-                    .await?;
-                if n == 0 {
-                    return Err(MetastoreError::NoSuchObject(format!("Database {name}")));
-                }
-                Ok(())
-            })
-        })
-        .await
-    }
-
-    async fn drop_database(&self, name: &str) -> Result<()> {
-        let name = name.to_lowercase();
-        self.write(move |tx| {
-            Box::pin(async move {
-                if !db_exists(tx, &name).await? {
-                    return Err(MetastoreError::NoSuchObject(format!("Database {name}")));
-                }
-                let n: i64 = tx
-                    .query_one("SELECT count(*) FROM apiary_tbls WHERE db = $1", &[&name])
-                    .await?
-                    .get(0);
-                if n > 0 {
-                    return Err(MetastoreError::InvalidOperation(format!(
-                        "Database {name} is not empty. One or more tables exist."
-                    )));
-                }
-                tx.execute("DELETE FROM apiary_dbs WHERE name = $1", &[&name])
-                    .await?;
-                Ok(())
-            })
-        })
-        .await
-    }
-
-    async fn create_table(&self, table: &Table) -> Result<()> {
-        let table = table.clone();
-        self.write(move |tx| Box::pin(async move { insert_table(tx, &table).await }))
-            .await
-    }
-
-    async fn get_table(&self, db: &str, name: &str) -> Result<Option<Table>> {
-        let (db, name) = (db.to_lowercase(), name.to_lowercase());
-        let rows = self
-            .read_rows(
-                "SELECT definition FROM apiary_tbls WHERE db = $1 AND name = $2",
-                &[&db, &name],
-            )
-            .await?;
-        rows.first()
-            .map(|r| from_json(&format!("table {db}.{name}"), r.get::<_, &str>(0)))
-            .transpose()
-    }
-
-    async fn list_tables(&self, db: &str) -> Result<Vec<String>> {
-        let db = db.to_lowercase();
-        let rows = self
-            .read_rows(
-                "SELECT name FROM apiary_tbls WHERE db = $1 ORDER BY name",
-                &[&db],
-            )
-            .await?;
-        Ok(rows.iter().map(|r| r.get::<_, String>(0)).collect())
-    }
-
-    async fn get_tables(&self, db: &str) -> Result<Vec<Table>> {
-        let db = db.to_lowercase();
-        let rows = self
-            .read_rows(
-                "SELECT name, definition FROM apiary_tbls WHERE db = $1 ORDER BY name",
-                &[&db],
-            )
-            .await?;
-        Ok(crate::readable(rows.iter().map(|r| {
-            from_json(
-                &format!("table {db}.{}", r.get::<_, &str>(0)),
-                r.get::<_, &str>(1),
-            )
-        })))
-    }
-
-    async fn alter_table(&self, db: &str, name: &str, table: &Table) -> Result<()> {
-        let (db, name) = (db.to_lowercase(), name.to_lowercase());
-        let (new_db, new_name, def) = (
-            table.database.to_lowercase(),
-            table.name.to_lowercase(),
-            to_json(table)?,
-        );
-        if new_name != name {
-            crate::check_table_name(&new_name)?;
+            }
+            out.push(cols);
         }
-        self.write(move |tx| {
-            Box::pin(async move {
-                if load_table(tx, &db, &name).await?.is_none() {
-                    return Err(MetastoreError::NoSuchObject(format!("Table {db}.{name}")));
-                }
-                if (new_db.as_str(), new_name.as_str()) != (db.as_str(), name.as_str()) {
-                    if !db_exists(tx, &new_db).await? {
-                        return Err(MetastoreError::NoSuchObject(format!("Database {new_db}")));
-                    }
-                    if load_table(tx, &new_db, &new_name).await?.is_some() {
-                        return Err(MetastoreError::AlreadyExists(format!(
-                            "Table {new_db}.{new_name}"
-                        )));
-                    }
-                    tx.execute(
-                        "UPDATE apiary_partitions SET db = $3, tbl = $4 WHERE db = $1 AND tbl = $2",
-                        &[&db, &name, &new_db, &new_name],
-                    )
-                    .await?;
-                }
-                tx.execute(
-                    "UPDATE apiary_tbls SET db = $3, name = $4, definition = $5 WHERE db = $1 AND name = $2",
-                    &[&db, &name, &new_db, &new_name, &def],
-                )
-                .await?;
-                Ok(())
-            })
-        })
-        .await
+        Ok(out)
     }
 
-    async fn drop_table(&self, db: &str, name: &str) -> Result<()> {
-        let (db, name) = (db.to_lowercase(), name.to_lowercase());
-        self.write(move |tx| {
-            Box::pin(async move {
-                if delete_table(tx, &db, &name).await? == 0 {
-                    return Err(MetastoreError::NoSuchObject(format!("Table {db}.{name}")));
-                }
-                Ok(())
-            })
-        })
-        .await
+    async fn execute(&mut self, stmt: Stmt, args: &[Arg<'_>]) -> Result<u64> {
+        match self.client.execute(sql(stmt), &params(args)).await {
+            Ok(n) => Ok(n),
+            Err(e) => Err(self.failed(e)),
+        }
     }
 
-    async fn add_partitions(
-        &self,
-        db: &str,
-        table: &str,
-        parts: &[Partition],
-        if_not_exists: bool,
-    ) -> Result<()> {
-        let (db, tbl) = (db.to_lowercase(), table.to_lowercase());
-        let parts = parts.to_vec();
-        self.write(move |tx| {
-            Box::pin(async move {
-                let t = load_table(tx, &db, &tbl)
-                    .await?
-                    .ok_or_else(|| MetastoreError::NoSuchObject(format!("Table {db}.{tbl}")))?;
-                for p in &parts {
-                    let name = t.partition_name_of(p)?;
-                    let exists = !tx
-                        .query(
-                            "SELECT 1 FROM apiary_partitions WHERE db = $1 AND tbl = $2 AND name = $3",
-                            &[&db, &tbl, &name],
-                        )
-                        .await?
-                        .is_empty();
-                    if exists {
-                        if if_not_exists {
-                            continue;
-                        }
-                        return Err(MetastoreError::AlreadyExists(format!(
-                            "Partition {name} of table {db}.{tbl}"
-                        )));
-                    }
-                    tx.execute(
-                        "INSERT INTO apiary_partitions (db, tbl, name, definition) VALUES ($1, $2, $3, $4)",
-                        &[&db, &tbl, &name, &to_json(p)?],
-                    )
-                    .await?;
-                }
-                Ok(())
-            })
-        })
-        .await
-    }
-
-    async fn list_partitions(&self, db: &str, table: &str) -> Result<Vec<Partition>> {
-        let (db, tbl) = (db.to_lowercase(), table.to_lowercase());
-        let rows = self
-            .read_rows(
-                "SELECT name, definition FROM apiary_partitions WHERE db = $1 AND tbl = $2 ORDER BY name",
-                &[&db, &tbl],
-            )
-            .await?;
-        rows.iter()
-            .map(|r| {
-                from_json(
-                    &format!("partition {db}.{tbl}/{}", r.get::<_, &str>(0)),
-                    r.get::<_, &str>(1),
-                )
-            })
-            .collect()
-    }
-
-    async fn alter_partition(&self, db: &str, table: &str, part: &Partition) -> Result<()> {
-        let (db, tbl) = (db.to_lowercase(), table.to_lowercase());
-        let part = part.clone();
-        self.write(move |tx| {
-            Box::pin(async move {
-                let t = load_table(tx, &db, &tbl)
-                    .await?
-                    .ok_or_else(|| MetastoreError::NoSuchObject(format!("Table {db}.{tbl}")))?;
-                let name = partition_name(&t.partition_keys, &part.values);
-                let n = tx
-                    .execute(
-                        "UPDATE apiary_partitions SET definition = $4 WHERE db = $1 AND tbl = $2 AND name = $3",
-                        &[&db, &tbl, &name, &to_json(&part)?],
-                    )
-                    .await?;
-                if n == 0 {
-                    return Err(MetastoreError::NoSuchObject(format!(
-                        "Partition {name} of table {db}.{tbl}"
-                    )));
-                }
-                Ok(())
-            })
-        })
-        .await
-    }
-
-    async fn drop_partitions(
-        &self,
-        db: &str,
-        table: &str,
-        values: &[Vec<String>],
-    ) -> Result<usize> {
-        let (db, tbl) = (db.to_lowercase(), table.to_lowercase());
-        let values = values.to_vec();
-        self.write(move |tx| {
-            Box::pin(async move {
-                let t = load_table(tx, &db, &tbl)
-                    .await?
-                    .ok_or_else(|| MetastoreError::NoSuchObject(format!("Table {db}.{tbl}")))?;
-                let mut dropped = 0;
-                for v in &values {
-                    let name = partition_name(&t.partition_keys, v);
-                    dropped += tx
-                        .execute(
-                            "DELETE FROM apiary_partitions WHERE db = $1 AND tbl = $2 AND name = $3",
-                            &[&db, &tbl, &name],
-                        )
-                        .await? as usize;
-                }
-                Ok(dropped)
-            })
-        })
-        .await
-    }
-
-    async fn record_intent(&self, intent: &Intent) -> Result<()> {
-        let intent = intent.clone();
-        let def = to_json(&intent)?;
-        self.write(move |tx| {
-            Box::pin(async move {
-                let (db, name) = (&intent.table.database, &intent.table.name);
-                let busy = tx
-                    .query(
-                        "SELECT id FROM apiary_intents WHERE db = $1 AND tbl = $2",
-                        &[db, name],
-                    )
-                    .await?;
-                if let Some(other) = busy.first() {
-                    return Err(MetastoreError::InvalidOperation(format!(
-                        "table {db}.{name} has an unfinished operation {} (running, or interrupted: an interrupted one is settled when its server starts)",
-                        other.get::<_, &str>(0)
-                    )));
-                }
-                if intent.kind == IntentKind::CreateTable {
-                    if !db_exists(tx, db).await? {
-                        return Err(MetastoreError::NoSuchObject(format!("Database {db}")));
-                    }
-                    if load_table(tx, db, name).await?.is_some() {
-                        return Err(MetastoreError::AlreadyExists(format!("Table {db}.{name}")));
-                    }
-                }
-                tx.execute(
-                    "INSERT INTO apiary_intents (id, owner, db, tbl, created, definition) VALUES ($1, $2, $3, $4, $5, $6)",
-                    &[&intent.id, &intent.owner, db, name, &intent.created, &def],
-                )
-                .await?;
-                Ok(())
-            })
-        })
-        .await
-    }
-
-    async fn commit_create_intent(&self, intent_id: &str) -> Result<()> {
-        let id = intent_id.to_string();
-        self.write(move |tx| {
-            Box::pin(async move {
-                let mut intent = load_intent(tx, &id).await?;
-                intent.require_pending()?;
-                insert_table(tx, &intent.table).await?;
-                intent.state = IntentState::Committed;
-                save_intent(tx, &intent).await
-            })
-        })
-        .await
-    }
-
-    async fn commit_drop_intent(&self, intent_id: &str) -> Result<()> {
-        let id = intent_id.to_string();
-        self.write(move |tx| {
-            Box::pin(async move {
-                let mut intent = load_intent(tx, &id).await?;
-                intent.require_pending()?;
-                delete_table(tx, &intent.table.database, &intent.table.name).await?;
-                intent.state = IntentState::Committed;
-                save_intent(tx, &intent).await
-            })
-        })
-        .await
-    }
-
-    async fn abort_intent(&self, intent_id: &str) -> Result<bool> {
-        let id = intent_id.to_string();
-        self.write(move |tx| {
-            Box::pin(async move {
-                let mut intent = match load_intent(tx, &id).await {
-                    Ok(i) => i,
-                    Err(MetastoreError::NoSuchObject(_)) => return Ok(false),
-                    Err(e) => return Err(e),
-                };
-                match intent.state {
-                    IntentState::Committed => Ok(false),
-                    IntentState::Aborting => Ok(true),
-                    IntentState::Pending => {
-                        intent.state = IntentState::Aborting;
-                        save_intent(tx, &intent).await?;
-                        Ok(true)
-                    }
-                }
-            })
-        })
-        .await
-    }
-
-    async fn finish_intent(&self, intent_id: &str) -> Result<()> {
-        let id = intent_id.to_string();
-        self.write(move |tx| {
-            Box::pin(async move {
-                tx.execute("DELETE FROM apiary_intents WHERE id = $1", &[&id])
-                    .await?;
-                Ok(())
-            })
-        })
-        .await
-    }
-
-    async fn unfinished_intents(&self, owner: &str) -> Result<Vec<Intent>> {
-        let owner = owner.to_string();
-        let rows = self
-            .read_rows(
-                "SELECT definition FROM apiary_intents WHERE owner = $1 ORDER BY created, id",
-                &[&owner],
-            )
-            .await?;
-        rows.iter()
-            .map(|r| from_json("intent", r.get::<_, &str>(0)))
-            .collect()
+    async fn batch(&mut self, sql: &str) -> Result<()> {
+        match self.client.batch_execute(sql).await {
+            Ok(()) => Ok(()),
+            Err(e) => Err(self.failed(e)),
+        }
     }
 }

@@ -1,19 +1,19 @@
 //! The embedded metastore: one SQLite file (WAL mode), like Hive's embedded Derby. Several
-//! processes may open the same file; SQLite serialises their writes.
+//! processes may open the same file; SQLite serialises their writes. The catalog's logic is
+//! in [`crate::catalog`]; this file runs its transactions and spells its statements.
 
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
+use futures::future::BoxFuture;
 use parking_lot::Mutex;
-use rusqlite::{params, Connection, OptionalExtension, Transaction, TransactionBehavior};
-use serde::de::DeserializeOwned;
-use serde::Serialize;
+use rusqlite::types::ToSql;
+use rusqlite::Connection;
 
-use crate::journal::{Intent, IntentKind, IntentState};
-use crate::model::{partition_name, Database, Partition, Table};
-use crate::{Metastore, MetastoreError, Result};
+use crate::catalog::{self, Access, Arg, Backend, Stmt, Txn};
+use crate::{MetastoreError, Result};
 
 /// Schema migrations, applied in order; the stored version is the number applied.
 const MIGRATIONS: &[&str] = &[
@@ -27,6 +27,59 @@ const MIGRATIONS: &[&str] = &[
     "CREATE TABLE intents (id TEXT PRIMARY KEY, owner TEXT NOT NULL, db TEXT NOT NULL,
                            tbl TEXT NOT NULL, created INTEGER NOT NULL, definition TEXT NOT NULL);",
 ];
+
+/// The catalog's statements in SQLite's SQL.
+fn sql(stmt: Stmt) -> &'static str {
+    match stmt {
+        Stmt::CreateVersionTable => {
+            "CREATE TABLE IF NOT EXISTS apiary_schema_version (version INTEGER NOT NULL)"
+        }
+        Stmt::SchemaVersion => {
+            "SELECT CAST(coalesce(max(version), 0) AS TEXT) FROM apiary_schema_version"
+        }
+        Stmt::RecordVersion => "INSERT INTO apiary_schema_version (version) VALUES (?1)",
+        Stmt::DatabaseExists => "SELECT name FROM dbs WHERE name = ?1",
+        Stmt::GetDatabase => "SELECT definition FROM dbs WHERE name = ?1",
+        Stmt::ListDatabases => "SELECT name FROM dbs ORDER BY name",
+        Stmt::InsertDatabase => "INSERT INTO dbs (name, definition) VALUES (?1, ?2)",
+        Stmt::UpdateDatabase => "UPDATE dbs SET definition = ?2 WHERE name = ?1",
+        Stmt::DeleteDatabase => "DELETE FROM dbs WHERE name = ?1",
+        Stmt::AnyTableOf => "SELECT name FROM tbls WHERE db = ?1 LIMIT 1",
+        Stmt::GetTable => "SELECT definition FROM tbls WHERE db = ?1 AND name = ?2",
+        Stmt::ListTableNames => "SELECT name FROM tbls WHERE db = ?1 ORDER BY name",
+        Stmt::ListTables => "SELECT name, definition FROM tbls WHERE db = ?1 ORDER BY name",
+        Stmt::InsertTable => "INSERT INTO tbls (db, name, definition) VALUES (?1, ?2, ?3)",
+        Stmt::UpdateTable => {
+            "UPDATE tbls SET db = ?3, name = ?4, definition = ?5 WHERE db = ?1 AND name = ?2"
+        }
+        Stmt::DeleteTable => "DELETE FROM tbls WHERE db = ?1 AND name = ?2",
+        Stmt::DeletePartitionsOf => "DELETE FROM partitions WHERE db = ?1 AND tbl = ?2",
+        Stmt::MovePartitions => {
+            "UPDATE partitions SET db = ?3, tbl = ?4 WHERE db = ?1 AND tbl = ?2"
+        }
+        Stmt::PartitionExists => {
+            "SELECT name FROM partitions WHERE db = ?1 AND tbl = ?2 AND name = ?3"
+        }
+        Stmt::InsertPartition => {
+            "INSERT INTO partitions (db, tbl, name, definition) VALUES (?1, ?2, ?3, ?4)"
+        }
+        Stmt::ListPartitions => {
+            "SELECT name, definition FROM partitions WHERE db = ?1 AND tbl = ?2 ORDER BY name"
+        }
+        Stmt::UpdatePartition => {
+            "UPDATE partitions SET definition = ?4 WHERE db = ?1 AND tbl = ?2 AND name = ?3"
+        }
+        Stmt::DeletePartition => "DELETE FROM partitions WHERE db = ?1 AND tbl = ?2 AND name = ?3",
+        Stmt::GetIntent => "SELECT definition FROM intents WHERE id = ?1",
+        Stmt::IntentsOnTable => "SELECT id FROM intents WHERE db = ?1 AND tbl = ?2",
+        Stmt::InsertIntent => {
+            "INSERT INTO intents (id, owner, db, tbl, created, definition) VALUES (?1, ?2, ?3, ?4, ?5, ?6)"
+        }
+        Stmt::UpdateIntent => "UPDATE intents SET definition = ?2 WHERE id = ?1",
+        Stmt::DeleteIntent => "DELETE FROM intents WHERE id = ?1",
+        Stmt::IntentsOf => "SELECT definition FROM intents WHERE owner = ?1 ORDER BY created, id",
+    }
+}
 
 /// The metastore in a SQLite file.
 #[derive(Debug, Clone)]
@@ -42,7 +95,9 @@ impl SqliteMetastore {
         conn.pragma_update(None, "journal_mode", "WAL")?;
         conn.pragma_update(None, "synchronous", "FULL")?;
         conn.pragma_update(None, "foreign_keys", "ON")?;
-        migrate(&mut conn)?;
+        transaction(&mut conn, true, &(), |tx, ()| {
+            Box::pin(catalog::migrate(tx, MIGRATIONS))
+        })?;
         Ok(Self {
             conn: Arc::new(Mutex::new(conn)),
         })
@@ -50,535 +105,81 @@ impl SqliteMetastore {
 
     /// The schema version of the open file.
     pub fn schema_version(&self) -> Result<usize> {
-        let conn = self.conn.lock();
-        Ok(stored_version(&conn)?)
-    }
-
-    /// Runs `f` in one IMMEDIATE transaction on a blocking thread.
-    async fn write<T, F>(&self, f: F) -> Result<T>
-    where
-        T: Send + 'static,
-        F: FnOnce(&Transaction<'_>) -> Result<T> + Send + 'static,
-    {
-        let conn = self.conn.clone();
-        run_blocking(move || {
-            let mut conn = conn.lock();
-            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-            let out = f(&tx)?;
-            tx.commit()?;
-            Ok(out)
+        transaction(&mut self.conn.lock(), false, &(), |tx, ()| {
+            Box::pin(catalog::schema_version(tx))
         })
-        .await
-    }
-
-    /// Runs a read on a blocking thread.
-    async fn read<T, F>(&self, f: F) -> Result<T>
-    where
-        T: Send + 'static,
-        F: FnOnce(&Connection) -> Result<T> + Send + 'static,
-    {
-        let conn = self.conn.clone();
-        run_blocking(move || f(&conn.lock())).await
     }
 }
 
-async fn run_blocking<T, F>(f: F) -> Result<T>
+/// Runs `body` on this thread. The catalog's futures never wait on I/O here (every statement
+/// is a synchronous SQLite call), so polling them to the end blocks only this thread.
+fn transaction<A, T, F>(conn: &mut Connection, write: bool, args: &A, body: F) -> Result<T>
 where
-    T: Send + 'static,
-    F: FnOnce() -> Result<T> + Send + 'static,
+    F: for<'a> Fn(&'a mut dyn Txn, &'a A) -> BoxFuture<'a, Result<T>>,
 {
-    tokio::task::spawn_blocking(f)
-        .await
-        .map_err(|e| MetastoreError::Backend(format!("metastore task failed: {e}")))?
+    if !write {
+        return futures::executor::block_on(body(&mut SqliteTxn(conn), args));
+    }
+    conn.execute_batch("BEGIN IMMEDIATE")?;
+    let done = futures::executor::block_on(body(&mut SqliteTxn(conn), args));
+    let out = done.and_then(|v| Ok(conn.execute_batch("COMMIT").map(|()| v)?));
+    if out.is_err() && !conn.is_autocommit() {
+        if let Err(e) = conn.execute_batch("ROLLBACK") {
+            tracing::warn!(error = %e, "metastore rollback failed");
+        }
+    }
+    out
 }
 
-fn stored_version(conn: &Connection) -> rusqlite::Result<usize> {
-    conn.execute(
-        "CREATE TABLE IF NOT EXISTS apiary_schema_version (version INTEGER NOT NULL)",
-        [],
-    )?;
-    let v: Option<i64> = conn
-        .query_row("SELECT max(version) FROM apiary_schema_version", [], |r| {
-            r.get(0)
+impl Backend for SqliteMetastore {
+    fn transact<A, T, F>(&self, access: Access, args: A, body: F) -> BoxFuture<'_, Result<T>>
+    where
+        A: Send + Sync + 'static,
+        T: Send + 'static,
+        F: for<'a> Fn(&'a mut dyn Txn, &'a A) -> BoxFuture<'a, Result<T>> + Send + Sync + 'static,
+    {
+        let conn = self.conn.clone();
+        let write = access == Access::Write;
+        Box::pin(async move {
+            tokio::task::spawn_blocking(move || transaction(&mut conn.lock(), write, &args, body))
+                .await
+                .map_err(|e| MetastoreError::Backend(format!("metastore task failed: {e}")))?
         })
-        .optional()?
-        .flatten();
-    Ok(v.unwrap_or(0).max(0) as usize)
-}
-
-fn migrate(conn: &mut Connection) -> Result<()> {
-    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-    let version = stored_version(&tx)?;
-    if version > MIGRATIONS.len() {
-        return Err(MetastoreError::Backend(format!(
-            "the metastore's schema version {version} is newer than this Apiary knows ({}); upgrade Apiary",
-            MIGRATIONS.len()
-        )));
-    }
-    for (i, sql) in MIGRATIONS.iter().enumerate().skip(version) {
-        tx.execute_batch(sql)?;
-        tx.execute(
-            "INSERT INTO apiary_schema_version (version) VALUES (?1)",
-            params![(i + 1) as i64],
-        )?;
-        tracing::info!(version = i + 1, "metastore schema migrated");
-    }
-    tx.commit()?;
-    Ok(())
-}
-
-fn to_json<T: Serialize>(v: &T) -> Result<String> {
-    serde_json::to_string(v).map_err(|e| MetastoreError::Backend(e.to_string()))
-}
-
-fn from_json<T: DeserializeOwned>(what: &str, s: &str) -> Result<T> {
-    serde_json::from_str(s).map_err(|e| MetastoreError::Corrupt(what.to_string(), e.to_string()))
-}
-
-fn load_table(conn: &Connection, db: &str, name: &str) -> Result<Option<Table>> {
-    let def: Option<String> = conn
-        .query_row(
-            "SELECT definition FROM tbls WHERE db = ?1 AND name = ?2",
-            params![db, name],
-            |r| r.get(0),
-        )
-        .optional()?;
-    def.map(|d| from_json(&format!("table {db}.{name}"), &d))
-        .transpose()
-}
-
-/// Adds a table row: its database must exist and the name be free.
-fn insert_table(conn: &Connection, table: &Table) -> Result<()> {
-    let (db, name) = (table.database.to_lowercase(), table.name.to_lowercase());
-    crate::check_table_name(&name)?;
-    if !db_exists(conn, &db)? {
-        return Err(MetastoreError::NoSuchObject(format!("Database {db}")));
-    }
-    if load_table(conn, &db, &name)?.is_some() {
-        return Err(MetastoreError::AlreadyExists(format!("Table {db}.{name}")));
-    }
-    conn.execute(
-        "INSERT INTO tbls (db, name, definition) VALUES (?1, ?2, ?3)",
-        params![db, name, to_json(table)?],
-    )?;
-    Ok(())
-}
-
-/// Removes a table row and its partitions; returns how many table rows went (0 or 1).
-fn delete_table(conn: &Connection, db: &str, name: &str) -> Result<usize> {
-    let n = conn.execute(
-        "DELETE FROM tbls WHERE db = ?1 AND name = ?2",
-        params![db, name],
-    )?;
-    conn.execute(
-        "DELETE FROM partitions WHERE db = ?1 AND tbl = ?2",
-        params![db, name],
-    )?;
-    Ok(n)
-}
-
-fn load_intent(conn: &Connection, id: &str) -> Result<Intent> {
-    let def: Option<String> = conn
-        .query_row(
-            "SELECT definition FROM intents WHERE id = ?1",
-            params![id],
-            |r| r.get(0),
-        )
-        .optional()?;
-    match def {
-        Some(d) => from_json(&format!("intent {id}"), &d),
-        None => Err(MetastoreError::NoSuchObject(format!("intent {id}"))),
     }
 }
 
-fn save_intent(conn: &Connection, intent: &Intent) -> Result<()> {
-    conn.execute(
-        "UPDATE intents SET definition = ?2 WHERE id = ?1",
-        params![intent.id, to_json(intent)?],
-    )?;
-    Ok(())
-}
+/// A SQLite connection inside (or, for reads, outside) a transaction.
+struct SqliteTxn<'c>(&'c mut Connection);
 
-fn db_exists(conn: &Connection, db: &str) -> Result<bool> {
-    Ok(conn
-        .query_row("SELECT 1 FROM dbs WHERE name = ?1", params![db], |_| Ok(()))
-        .optional()?
-        .is_some())
+fn params<'a>(args: &'a [Arg<'a>]) -> Vec<&'a dyn ToSql> {
+    args.iter()
+        .map(|a| match a {
+            Arg::Text(s) => s as &dyn ToSql,
+            Arg::Int(i) => i as &dyn ToSql,
+        })
+        .collect()
 }
 
 #[async_trait]
-impl Metastore for SqliteMetastore {
-    async fn create_database(&self, db: &Database) -> Result<()> {
-        let (name, def) = (db.name.to_lowercase(), to_json(db)?);
-        crate::check_database_name(&name)?;
-        self.write(move |tx| {
-            if db_exists(tx, &name)? {
-                return Err(MetastoreError::AlreadyExists(format!("Database {name}")));
-            }
-            tx.execute(
-                "INSERT INTO dbs (name, definition) VALUES (?1, ?2)",
-                params![name, def],
-            )?;
-            Ok(())
-        })
-        .await
+impl Txn for SqliteTxn<'_> {
+    async fn query(&mut self, stmt: Stmt, args: &[Arg<'_>]) -> Result<Vec<Vec<String>>> {
+        let mut st = self.0.prepare_cached(sql(stmt))?;
+        let width = st.column_count();
+        let rows = st
+            .query_map(params(args).as_slice(), |r| {
+                (0..width).map(|i| r.get::<_, String>(i)).collect()
+            })?
+            .collect::<rusqlite::Result<Vec<Vec<String>>>>()?;
+        Ok(rows)
     }
 
-    async fn get_database(&self, name: &str) -> Result<Option<Database>> {
-        let name = name.to_lowercase();
-        self.read(move |c| {
-            let def: Option<String> = c
-                .query_row(
-                    "SELECT definition FROM dbs WHERE name = ?1",
-                    params![name],
-                    |r| r.get(0),
-                )
-                .optional()?;
-            def.map(|d| from_json(&format!("database {name}"), &d))
-                .transpose()
-        })
-        .await
+    async fn execute(&mut self, stmt: Stmt, args: &[Arg<'_>]) -> Result<u64> {
+        let mut st = self.0.prepare_cached(sql(stmt))?;
+        Ok(st.execute(params(args).as_slice())? as u64)
     }
 
-    async fn list_databases(&self) -> Result<Vec<String>> {
-        self.read(|c| {
-            let mut st = c.prepare_cached("SELECT name FROM dbs ORDER BY name")?;
-            let names = st
-                .query_map([], |r| r.get(0))?
-                .collect::<rusqlite::Result<Vec<String>>>()?;
-            Ok(names)
-        })
-        .await
-    }
-
-    async fn alter_database(&self, db: &Database) -> Result<()> {
-        let (name, def) = (db.name.to_lowercase(), to_json(db)?);
-        self.write(move |tx| {
-            let n = tx.execute(
-                "UPDATE dbs SET definition = ?2 WHERE name = ?1",
-                params![name, def],
-            )?;
-            if n == 0 {
-                return Err(MetastoreError::NoSuchObject(format!("Database {name}")));
-            }
-            Ok(())
-        })
-        .await
-    }
-
-    async fn drop_database(&self, name: &str) -> Result<()> {
-        let name = name.to_lowercase();
-        self.write(move |tx| {
-            if !db_exists(tx, &name)? {
-                return Err(MetastoreError::NoSuchObject(format!("Database {name}")));
-            }
-            let tables: i64 = tx.query_row(
-                "SELECT count(*) FROM tbls WHERE db = ?1",
-                params![name],
-                |r| r.get(0),
-            )?;
-            if tables > 0 {
-                return Err(MetastoreError::InvalidOperation(format!(
-                    "Database {name} is not empty. One or more tables exist."
-                )));
-            }
-            tx.execute("DELETE FROM dbs WHERE name = ?1", params![name])?;
-            Ok(())
-        })
-        .await
-    }
-
-    async fn create_table(&self, table: &Table) -> Result<()> {
-        let table = table.clone();
-        self.write(move |tx| insert_table(tx, &table)).await
-    }
-
-    async fn get_table(&self, db: &str, name: &str) -> Result<Option<Table>> {
-        let (db, name) = (db.to_lowercase(), name.to_lowercase());
-        self.read(move |c| load_table(c, &db, &name)).await
-    }
-
-    async fn list_tables(&self, db: &str) -> Result<Vec<String>> {
-        let db = db.to_lowercase();
-        self.read(move |c| {
-            let mut st = c.prepare_cached("SELECT name FROM tbls WHERE db = ?1 ORDER BY name")?;
-            let names = st
-                .query_map(params![db], |r| r.get(0))?
-                .collect::<rusqlite::Result<Vec<String>>>()?;
-            Ok(names)
-        })
-        .await
-    }
-
-    async fn get_tables(&self, db: &str) -> Result<Vec<Table>> {
-        let db = db.to_lowercase();
-        self.read(move |c| {
-            let mut st =
-                c.prepare_cached("SELECT name, definition FROM tbls WHERE db = ?1 ORDER BY name")?;
-            let rows = st
-                .query_map(params![db], |r| {
-                    Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
-                })?
-                .collect::<rusqlite::Result<Vec<_>>>()?;
-            Ok(crate::readable(
-                rows.iter()
-                    .map(|(n, d)| from_json(&format!("table {db}.{n}"), d)),
-            ))
-        })
-        .await
-    }
-
-    async fn alter_table(&self, db: &str, name: &str, table: &Table) -> Result<()> {
-        let (db, name) = (db.to_lowercase(), name.to_lowercase());
-        let (new_db, new_name, def) = (
-            table.database.to_lowercase(),
-            table.name.to_lowercase(),
-            to_json(table)?,
-        );
-        if new_name != name {
-            crate::check_table_name(&new_name)?;
-        }
-        self.write(move |tx| {
-            if load_table(tx, &db, &name)?.is_none() {
-                return Err(MetastoreError::NoSuchObject(format!("Table {db}.{name}")));
-            }
-            if (new_db.as_str(), new_name.as_str()) != (db.as_str(), name.as_str()) {
-                if !db_exists(tx, &new_db)? {
-                    return Err(MetastoreError::NoSuchObject(format!("Database {new_db}")));
-                }
-                if load_table(tx, &new_db, &new_name)?.is_some() {
-                    return Err(MetastoreError::AlreadyExists(format!(
-                        "Table {new_db}.{new_name}"
-                    )));
-                }
-                tx.execute(
-                    "UPDATE partitions SET db = ?3, tbl = ?4 WHERE db = ?1 AND tbl = ?2",
-                    params![db, name, new_db, new_name],
-                )?;
-            }
-            tx.execute(
-                "UPDATE tbls SET db = ?3, name = ?4, definition = ?5 WHERE db = ?1 AND name = ?2",
-                params![db, name, new_db, new_name, def],
-            )?;
-            Ok(())
-        })
-        .await
-    }
-
-    async fn drop_table(&self, db: &str, name: &str) -> Result<()> {
-        let (db, name) = (db.to_lowercase(), name.to_lowercase());
-        self.write(move |tx| {
-            if delete_table(tx, &db, &name)? == 0 {
-                return Err(MetastoreError::NoSuchObject(format!("Table {db}.{name}")));
-            }
-            Ok(())
-        })
-        .await
-    }
-
-    async fn add_partitions(
-        &self,
-        db: &str,
-        table: &str,
-        parts: &[Partition],
-        if_not_exists: bool,
-    ) -> Result<()> {
-        let (db, tbl) = (db.to_lowercase(), table.to_lowercase());
-        let parts = parts.to_vec();
-        self.write(move |tx| {
-            let t = load_table(tx, &db, &tbl)?
-                .ok_or_else(|| MetastoreError::NoSuchObject(format!("Table {db}.{tbl}")))?;
-            for p in &parts {
-                let name = t.partition_name_of(p)?;
-                let exists = tx
-                    .query_row(
-                        "SELECT 1 FROM partitions WHERE db = ?1 AND tbl = ?2 AND name = ?3",
-                        params![db, tbl, name],
-                        |_| Ok(()),
-                    )
-                    .optional()?
-                    .is_some();
-                if exists {
-                    if if_not_exists {
-                        continue;
-                    }
-                    return Err(MetastoreError::AlreadyExists(format!(
-                        "Partition {name} of table {db}.{tbl}"
-                    )));
-                }
-                tx.execute(
-                    "INSERT INTO partitions (db, tbl, name, definition) VALUES (?1, ?2, ?3, ?4)",
-                    params![db, tbl, name, to_json(p)?],
-                )?;
-            }
-            Ok(())
-        })
-        .await
-    }
-
-    async fn list_partitions(&self, db: &str, table: &str) -> Result<Vec<Partition>> {
-        let (db, tbl) = (db.to_lowercase(), table.to_lowercase());
-        self.read(move |c| {
-            let mut st = c.prepare_cached(
-                "SELECT name, definition FROM partitions WHERE db = ?1 AND tbl = ?2 ORDER BY name",
-            )?;
-            let rows = st
-                .query_map(params![db, tbl], |r| {
-                    Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
-                })?
-                .collect::<rusqlite::Result<Vec<_>>>()?;
-            rows.iter()
-                .map(|(n, d)| from_json(&format!("partition {db}.{tbl}/{n}"), d))
-                .collect()
-        })
-        .await
-    }
-
-    async fn alter_partition(&self, db: &str, table: &str, part: &Partition) -> Result<()> {
-        let (db, tbl) = (db.to_lowercase(), table.to_lowercase());
-        let part = part.clone();
-        self.write(move |tx| {
-            let t = load_table(tx, &db, &tbl)?
-                .ok_or_else(|| MetastoreError::NoSuchObject(format!("Table {db}.{tbl}")))?;
-            let name = partition_name(&t.partition_keys, &part.values);
-            let n = tx.execute(
-                "UPDATE partitions SET definition = ?4 WHERE db = ?1 AND tbl = ?2 AND name = ?3",
-                params![db, tbl, name, to_json(&part)?],
-            )?;
-            if n == 0 {
-                return Err(MetastoreError::NoSuchObject(format!(
-                    "Partition {name} of table {db}.{tbl}"
-                )));
-            }
-            Ok(())
-        })
-        .await
-    }
-
-    async fn drop_partitions(
-        &self,
-        db: &str,
-        table: &str,
-        values: &[Vec<String>],
-    ) -> Result<usize> {
-        let (db, tbl) = (db.to_lowercase(), table.to_lowercase());
-        let values = values.to_vec();
-        self.write(move |tx| {
-            let t = load_table(tx, &db, &tbl)?
-                .ok_or_else(|| MetastoreError::NoSuchObject(format!("Table {db}.{tbl}")))?;
-            let mut dropped = 0;
-            for v in &values {
-                let name = partition_name(&t.partition_keys, v);
-                dropped += tx.execute(
-                    "DELETE FROM partitions WHERE db = ?1 AND tbl = ?2 AND name = ?3",
-                    params![db, tbl, name],
-                )?;
-            }
-            Ok(dropped)
-        })
-        .await
-    }
-
-    async fn record_intent(&self, intent: &Intent) -> Result<()> {
-        let intent = intent.clone();
-        let def = to_json(&intent)?;
-        self.write(move |tx| {
-            let (db, name) = (&intent.table.database, &intent.table.name);
-            let busy: Option<String> = tx
-                .query_row(
-                    "SELECT id FROM intents WHERE db = ?1 AND tbl = ?2",
-                    params![db, name],
-                    |r| r.get(0),
-                )
-                .optional()?;
-            if let Some(other) = busy {
-                return Err(MetastoreError::InvalidOperation(format!(
-                    "table {db}.{name} has an unfinished operation {other} (running, or interrupted: an interrupted one is settled when its server starts)"
-                )));
-            }
-            if intent.kind == IntentKind::CreateTable {
-                if !db_exists(tx, db)? {
-                    return Err(MetastoreError::NoSuchObject(format!("Database {db}")));
-                }
-                if load_table(tx, db, name)?.is_some() {
-                    return Err(MetastoreError::AlreadyExists(format!("Table {db}.{name}")));
-                }
-            }
-            tx.execute(
-                "INSERT INTO intents (id, owner, db, tbl, created, definition) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                params![intent.id, intent.owner, db, name, intent.created, def],
-            )?;
-            Ok(())
-        })
-        .await
-    }
-
-    async fn commit_create_intent(&self, intent_id: &str) -> Result<()> {
-        let id = intent_id.to_string();
-        self.write(move |tx| {
-            let mut intent = load_intent(tx, &id)?;
-            intent.require_pending()?;
-            insert_table(tx, &intent.table)?;
-            intent.state = IntentState::Committed;
-            save_intent(tx, &intent)
-        })
-        .await
-    }
-
-    async fn commit_drop_intent(&self, intent_id: &str) -> Result<()> {
-        let id = intent_id.to_string();
-        self.write(move |tx| {
-            let mut intent = load_intent(tx, &id)?;
-            intent.require_pending()?;
-            delete_table(tx, &intent.table.database, &intent.table.name)?;
-            intent.state = IntentState::Committed;
-            save_intent(tx, &intent)
-        })
-        .await
-    }
-
-    async fn abort_intent(&self, intent_id: &str) -> Result<bool> {
-        let id = intent_id.to_string();
-        self.write(move |tx| {
-            let mut intent = match load_intent(tx, &id) {
-                Ok(i) => i,
-                Err(MetastoreError::NoSuchObject(_)) => return Ok(false),
-                Err(e) => return Err(e),
-            };
-            match intent.state {
-                IntentState::Committed => Ok(false),
-                IntentState::Aborting => Ok(true),
-                IntentState::Pending => {
-                    intent.state = IntentState::Aborting;
-                    save_intent(tx, &intent)?;
-                    Ok(true)
-                }
-            }
-        })
-        .await
-    }
-
-    async fn finish_intent(&self, intent_id: &str) -> Result<()> {
-        let id = intent_id.to_string();
-        self.write(move |tx| {
-            tx.execute("DELETE FROM intents WHERE id = ?1", params![id])?;
-            Ok(())
-        })
-        .await
-    }
-
-    async fn unfinished_intents(&self, owner: &str) -> Result<Vec<Intent>> {
-        let owner = owner.to_string();
-        self.read(move |c| {
-            let mut st = c.prepare_cached(
-                "SELECT definition FROM intents WHERE owner = ?1 ORDER BY created, id",
-            )?;
-            let defs = st
-                .query_map(params![owner], |r| r.get::<_, String>(0))?
-                .collect::<rusqlite::Result<Vec<String>>>()?;
-            defs.iter().map(|d| from_json("intent", d)).collect()
-        })
-        .await
+    async fn batch(&mut self, sql: &str) -> Result<()> {
+        Ok(self.0.execute_batch(sql)?)
     }
 }
 
@@ -586,6 +187,8 @@ impl Metastore for SqliteMetastore {
 mod tests {
     use super::*;
     use crate::model::{Column, StorageDescriptor, TableType};
+    use crate::model::{Database, Partition, Table};
+    use crate::Metastore;
     use std::collections::BTreeMap;
 
     fn db(name: &str) -> Database {
