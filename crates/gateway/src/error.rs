@@ -45,6 +45,11 @@ pub struct OperationError {
 
 impl From<&GatewayError> for OperationError {
     fn from(e: &GatewayError) -> Self {
+        let mut cause = std::error::Error::source(e);
+        while let Some(c) = cause {
+            tracing::debug!(cause = %c, "operation error caused by");
+            cause = c.source();
+        }
         Self {
             message: e.message(),
             sql_state: e.sql_state().map(str::to_string),

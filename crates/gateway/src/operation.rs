@@ -627,14 +627,14 @@ impl Operation {
                     let batch = match checked {
                         Ok(b) => b,
                         Err(detail) => {
-                            let err = GatewayError::Sql(SqlError::Execution(format!(
+                            let err = GatewayError::Sql(SqlError::execution(format!(
                                 "org.apache.apiary.exec.DataFusionTask. internal error: {detail}"
                             )));
                             return self.produce_error(&tx, err).await;
                         }
                     };
                     if let Err(e) = apiary_failpoints::reach("query.batch").await {
-                        let err = GatewayError::Sql(SqlError::Execution(e.to_string()));
+                        let err = GatewayError::Sql(SqlError::execution_caused(e.to_string(), e));
                         return self.produce_error(&tx, err).await;
                     }
                     rows += batch.num_rows() as u64;

@@ -1,5 +1,6 @@
 //! Errors of the statement layer, with the SQLSTATE and error code Hive gives each.
 
+use apiary_metastore::MetastoreError;
 use datafusion::error::DataFusionError;
 
 pub use crate::hive_errors::HiveError;
@@ -43,9 +44,16 @@ pub enum SqlError {
     /// A statement Apiary understands but does not support.
     #[error("SemanticException [Error 10294]: {0}")]
     Unsupported(String),
-    /// Failure while running the query.
-    #[error("{0}")]
-    Execution(String),
+    /// Failure while running the query (Hive's return code 2), with the error that caused it.
+    #[error("{detail}")]
+    Execution {
+        /// What the client sees after Hive's prefix.
+        detail: String,
+        /// The underlying error (DataFusion's, the file system's, a handler's), kept for logs
+        /// and for callers that look at it.
+        #[source]
+        cause: Option<Cause>,
+    },
     /// The query was cancelled.
     #[error("Query was cancelled")]
     Cancelled,
@@ -53,34 +61,80 @@ pub enum SqlError {
     #[error("{0}")]
     Substitution(String),
     /// A DDL task failed (Hive's DDLTask, return code 1): the object exists, is missing, ...
-    #[error("{0}")]
-    Ddl(String),
+    #[error("{detail}")]
+    Ddl {
+        /// What the client sees after Hive's prefix.
+        detail: String,
+        /// The underlying error (a handler's, the file system's), if any.
+        #[source]
+        cause: Option<Cause>,
+    },
+    /// The metastore refused or failed a change: a DDL task's error, worded as Hive's
+    /// metastore exceptions (`AlreadyExistsException(message:..)`).
+    #[error("{}", metastore_text(.0))]
+    Metastore(#[from] MetastoreError),
 }
 
-impl From<apiary_metastore::MetastoreError> for SqlError {
-    fn from(e: apiary_metastore::MetastoreError) -> Self {
-        use apiary_metastore::MetastoreError as M;
-        SqlError::Ddl(match e {
-            M::AlreadyExists(what) => {
-                format!("AlreadyExistsException(message:{what} already exists)")
-            }
-            M::NoSuchObject(what) => {
-                format!("NoSuchObjectException(message:{what} does not exist)")
-            }
-            M::InvalidOperation(m) => format!("InvalidOperationException(message:{m})"),
-            M::InvalidObject(m) => format!("InvalidObjectException(message:{m})"),
-            other => format!("MetaException(message:{other})"),
-        })
+/// An error kept as the cause of a [`SqlError`].
+pub type Cause = Box<dyn std::error::Error + Send + Sync + 'static>;
+
+/// A metastore error in the words of Hive's metastore exceptions.
+fn metastore_text(e: &MetastoreError) -> String {
+    use MetastoreError as M;
+    match e {
+        M::AlreadyExists(what) => format!("AlreadyExistsException(message:{what} already exists)"),
+        M::NoSuchObject(what) => format!("NoSuchObjectException(message:{what} does not exist)"),
+        M::InvalidOperation(m) => format!("InvalidOperationException(message:{m})"),
+        M::InvalidObject(m) => format!("InvalidObjectException(message:{m})"),
+        other => format!("MetaException(message:{other})"),
     }
 }
 
 impl From<apiary_storage::StorageError> for SqlError {
     fn from(e: apiary_storage::StorageError) -> Self {
-        SqlError::Execution(format!("org.apache.hadoop.hive.ql.exec.MoveTask. {e}"))
+        SqlError::execution_caused(format!("org.apache.hadoop.hive.ql.exec.MoveTask. {e}"), e)
     }
 }
 
 impl SqlError {
+    /// A DDL task's error with no underlying error.
+    pub fn ddl(detail: impl Into<String>) -> Self {
+        SqlError::Ddl {
+            detail: detail.into(),
+            cause: None,
+        }
+    }
+
+    /// A DDL task's error caused by `cause`.
+    pub fn ddl_caused(
+        detail: impl Into<String>,
+        cause: impl std::error::Error + Send + Sync + 'static,
+    ) -> Self {
+        SqlError::Ddl {
+            detail: detail.into(),
+            cause: Some(Box::new(cause)),
+        }
+    }
+
+    /// An execution error with no underlying error.
+    pub fn execution(detail: impl Into<String>) -> Self {
+        SqlError::Execution {
+            detail: detail.into(),
+            cause: None,
+        }
+    }
+
+    /// An execution error caused by `cause`.
+    pub fn execution_caused(
+        detail: impl Into<String>,
+        cause: impl std::error::Error + Send + Sync + 'static,
+    ) -> Self {
+        SqlError::Execution {
+            detail: detail.into(),
+            cause: Some(Box::new(cause)),
+        }
+    }
+
     /// A semantic error with Hive's `error` code: the code's text, then `detail` (which brings
     /// its own separator: `" name"`, `": x"`).
     pub fn hive(error: HiveError, detail: impl Into<String>) -> Self {
@@ -111,9 +165,9 @@ impl SqlError {
     pub fn sql_state(&self) -> &'static str {
         match self {
             SqlError::TableNotFound(_) => "42S02",
-            SqlError::Execution(_) => "08S01",
+            SqlError::Execution { .. } => "08S01",
             SqlError::Cancelled => "HY008",
-            SqlError::Ddl(_) => "08S01",
+            SqlError::Ddl { .. } | SqlError::Metastore(_) => "08S01",
             _ => "42000",
         }
     }
@@ -128,23 +182,23 @@ impl SqlError {
             SqlError::FunctionNotFound(_) => 10011,
             SqlError::DatabaseNotFound(_) => 10072,
             SqlError::Unsupported(_) => 10294,
-            SqlError::Execution(_) => 2,
+            SqlError::Execution { .. } => 2,
             SqlError::Cancelled => 1000,
-            SqlError::Ddl(_) => 1,
+            SqlError::Ddl { .. } | SqlError::Metastore(_) => 1,
         }
     }
 
     /// The message as HiveServer2 words it.
     pub fn hive_message(&self) -> String {
         match self {
-            SqlError::Execution(detail) => {
+            SqlError::Execution { detail, .. } => {
                 format!("Error while processing statement: FAILED: Execution Error, return code 2 from {detail}")
             }
             SqlError::Cancelled => "Query was cancelled".to_string(),
             SqlError::Substitution(detail) => {
                 format!("Error running query: java.lang.IllegalStateException: {detail}")
             }
-            SqlError::Ddl(detail) => format!("Error while processing statement: FAILED: Execution Error, return code 1 from org.apache.hadoop.hive.ql.ddl.DDLTask. {detail}"),
+            SqlError::Ddl { .. } | SqlError::Metastore(_) => format!("Error while processing statement: FAILED: Execution Error, return code 1 from org.apache.hadoop.hive.ql.ddl.DDLTask. {self}"),
             other => format!("Error while compiling statement: FAILED: {other}"),
         }
     }
@@ -163,10 +217,11 @@ impl SqlError {
         } else {
             ""
         };
-        SqlError::Execution(format!(
+        let detail = format!(
             "org.apache.apiary.exec.DataFusionTask. {}{hint}",
             root.clone_message()
-        ))
+        );
+        SqlError::execution_caused(detail, e)
     }
 }
 
@@ -241,5 +296,34 @@ mod tests {
         };
         assert_eq!(e.sql_state(), "42000");
         assert!(e.hive_message().contains("ParseException line 1:7"));
+    }
+
+    #[test]
+    fn causes_are_kept_behind_hive_texts() {
+        use std::error::Error as _;
+        let e = SqlError::from_execution(DataFusionError::ResourcesExhausted("pool".into()));
+        assert_eq!(e.error_code(), 2);
+        assert!(e.to_string().contains("apiary.memory.pool.size"));
+        let cause = e.source().and_then(|c| c.downcast_ref::<DataFusionError>());
+        assert!(matches!(
+            cause,
+            Some(DataFusionError::ResourcesExhausted(_))
+        ));
+
+        let e = SqlError::from(MetastoreError::AlreadyExists("Table default.t".into()));
+        assert_eq!(
+            e.hive_message(),
+            "Error while processing statement: FAILED: Execution Error, return code 1 from org.apache.hadoop.hive.ql.ddl.DDLTask. AlreadyExistsException(message:Table default.t already exists)"
+        );
+        assert!(matches!(
+            e,
+            SqlError::Metastore(MetastoreError::AlreadyExists(_))
+        ));
+        assert!(e.source().is_some_and(|c| c.is::<MetastoreError>()));
+
+        let io = std::io::Error::new(std::io::ErrorKind::PermissionDenied, "denied");
+        let e = SqlError::ddl_caused("cannot create /x: denied", io);
+        assert_eq!(e.sql_state(), "08S01");
+        assert!(e.source().is_some_and(|c| c.is::<std::io::Error>()));
     }
 }

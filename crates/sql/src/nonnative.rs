@@ -50,7 +50,7 @@ fn check_interrupt(interrupt: &CancellationToken) -> Result<(), SqlError> {
 
 /// A handler error as the DDL task reports it.
 pub(crate) fn ddl_error(e: HandlerError) -> SqlError {
-    SqlError::Ddl(format!("MetaException(message:{e})"))
+    SqlError::ddl_caused(format!("MetaException(message:{e})"), e)
 }
 
 /// The handler named in `STORED BY`, or Hive's error listing the registered ones.
@@ -74,7 +74,7 @@ pub(crate) fn handler_of(
     match table.storage_handler() {
         None => Ok(None),
         Some(class) => handlers.resolve(class).map(Some).ok_or_else(|| {
-            SqlError::Ddl(format!(
+            SqlError::ddl(format!(
                 "Error in loading storage handler.{class} (table {})",
                 table.qualified_name()
             ))
@@ -239,10 +239,13 @@ pub(crate) async fn drop(
     failpoint("drop.after_catalog").await?;
     if let Some(h) = hook {
         if let Err(e) = h.commit_drop_table(table, delete_data).await {
-            return Err(SqlError::Ddl(format!(
-                "MetaException(message:table {} was dropped, but removing its object failed and will be retried at start-up: {e})",
-                table.qualified_name()
-            )));
+            return Err(SqlError::ddl_caused(
+                format!(
+                    "MetaException(message:table {} was dropped, but removing its object failed and will be retried at start-up: {e})",
+                    table.qualified_name()
+                ),
+                e,
+            ));
         }
     }
     failpoint("drop.after_object").await?;

@@ -42,7 +42,7 @@ impl Unavailable {
 
     /// The error a statement on an unavailable table gets.
     pub fn error(db: &str, table: &str, reason: &str) -> SqlError {
-        SqlError::Ddl(format!(
+        SqlError::ddl(format!(
             "MetaException(message:table {db}.{table} is unavailable: its recovery at start-up failed ({reason}); see the server log, or DROP it)"
         ))
     }

@@ -132,17 +132,17 @@ fn runtime(options: &EngineOptions) -> Result<Arc<RuntimeEnv>, SqlError> {
                 Ok(()) => {}
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
                 Err(e) => {
-                    return Err(SqlError::Ddl(format!(
-                        "cannot empty the spill folder {}: {e}",
-                        own.display()
-                    )))
+                    return Err(SqlError::ddl_caused(
+                        format!("cannot empty the spill folder {}: {e}", own.display()),
+                        e,
+                    ))
                 }
             }
             std::fs::create_dir_all(&own).map_err(|e| {
-                SqlError::Ddl(format!(
-                    "cannot create the spill folder {}: {e}",
-                    own.display()
-                ))
+                SqlError::ddl_caused(
+                    format!("cannot create the spill folder {}: {e}", own.display()),
+                    e,
+                )
             })?;
             DiskManagerBuilder::default()
                 .with_mode(DiskManagerMode::Directories(vec![own]))
@@ -153,7 +153,7 @@ fn runtime(options: &EngineOptions) -> Result<Arc<RuntimeEnv>, SqlError> {
     builder
         .with_disk_manager_builder(disk)
         .build_arc()
-        .map_err(|e| SqlError::Ddl(format!("cannot set up the query runtime: {e}")))
+        .map_err(|e| SqlError::ddl_caused(format!("cannot set up the query runtime: {e}"), e))
 }
 
 impl Engine {
@@ -174,10 +174,10 @@ impl Engine {
         } = options;
         let warehouse = warehouse.as_path();
         std::fs::create_dir_all(warehouse).map_err(|e| {
-            SqlError::Ddl(format!(
-                "cannot create warehouse {}: {e}",
-                warehouse.display()
-            ))
+            SqlError::ddl_caused(
+                format!("cannot create warehouse {}: {e}", warehouse.display()),
+                e,
+            )
         })?;
         let warehouse = warehouse
             .canonicalize()

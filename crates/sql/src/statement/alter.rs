@@ -52,7 +52,10 @@ impl SqlSession {
                             return Ok(());
                         }
                         std::fs::rename(&from, &to_dir).map_err(|e| {
-                            SqlError::Ddl(format!("Unable to rename {}: {e}", from.display()))
+                            SqlError::ddl_caused(
+                                format!("Unable to rename {}: {e}", from.display()),
+                                e,
+                            )
                         })
                     })
                     .await?;

@@ -18,7 +18,7 @@ impl SqlSession {
                     if if_not_exists {
                         return Ok(Prepared::Done);
                     }
-                    return Err(SqlError::Ddl(format!("Database {name} already exists")));
+                    return Err(SqlError::ddl(format!("Database {name} already exists")));
                 }
                 let location = match location {
                     Some(l) => l,
@@ -28,8 +28,9 @@ impl SqlSession {
                         .to_string(),
                 };
                 if let Ok(dir) = write::local_dir(&location) {
-                    std::fs::create_dir_all(&dir)
-                        .map_err(|e| SqlError::Ddl(format!("cannot create {location}: {e}")))?;
+                    std::fs::create_dir_all(&dir).map_err(|e| {
+                        SqlError::ddl_caused(format!("cannot create {location}: {e}"), e)
+                    })?;
                 }
                 let db = Database {
                     name,
@@ -48,8 +49,8 @@ impl SqlSession {
                 cascade,
             } => {
                 if name == crate::session::DEFAULT_DATABASE {
-                    return Err(SqlError::Ddl(
-                        "InvalidOperationException(message:Can not drop default database)".into(),
+                    return Err(SqlError::ddl(
+                        "InvalidOperationException(message:Can not drop default database)",
                     ));
                 }
                 let Some(db) = self.metastore().get_database(&name).await? else {
@@ -60,7 +61,7 @@ impl SqlSession {
                 };
                 let tables = self.metastore().get_tables(&name).await?;
                 if !tables.is_empty() && !cascade {
-                    return Err(SqlError::Ddl(format!(
+                    return Err(SqlError::ddl(format!(
                     "InvalidOperationException(message:Database {name} is not empty. One or more tables exist.)"
                 )));
                 }

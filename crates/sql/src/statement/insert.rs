@@ -43,7 +43,10 @@ impl SqlSession {
             let table = table.clone();
             return Ok(crate::session::Task::abortable(async move {
                 let failed = |e: apiary_storage::handler::HandlerError| {
-                    SqlError::Execution(format!("org.apache.hadoop.hive.ql.exec.MoveTask. {e}"))
+                    SqlError::execution_caused(
+                        format!("org.apache.hadoop.hive.ql.exec.MoveTask. {e}"),
+                        e,
+                    )
                 };
                 let hook = handler.meta_hook();
                 if let Some(h) = hook {
@@ -146,9 +149,10 @@ impl SqlSession {
             let files = match tokio::task::spawn_blocking(move || staged.commit()).await {
                 Ok(r) => r.map_err(move_task_error)?,
                 Err(e) => {
-                    return Err(SqlError::Execution(format!(
-                        "org.apache.hadoop.hive.ql.exec.MoveTask. file task failed: {e}"
-                    )))
+                    return Err(SqlError::execution_caused(
+                        format!("org.apache.hadoop.hive.ql.exec.MoveTask. file task failed: {e}"),
+                        e,
+                    ))
                 }
             };
             tracing::info!(table = %table.qualified_name(), rows, files, "insert committed");

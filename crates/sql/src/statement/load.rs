@@ -85,7 +85,7 @@ pub(super) fn load_files(
             format!("Path is not legal '{path}': No files matching path {path}"),
         ));
     };
-    std::fs::create_dir_all(dir).map_err(|e| SqlError::Ddl(e.to_string()))?;
+    std::fs::create_dir_all(dir).map_err(|e| SqlError::ddl_caused(e.to_string(), e))?;
     if overwrite {
         write::clear_data_files(dir)?;
     }
@@ -100,7 +100,8 @@ pub(super) fn load_files(
             ));
         }
         // LOAD copies from a LOCAL path (Hive moves from HDFS; copying keeps the source).
-        std::fs::copy(&f, &target).map_err(|e| SqlError::Ddl(format!("{}: {e}", f.display())))?;
+        std::fs::copy(&f, &target)
+            .map_err(|e| SqlError::ddl_caused(format!("{}: {e}", f.display()), e))?;
     }
     Ok(())
 }

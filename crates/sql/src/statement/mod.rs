@@ -187,13 +187,13 @@ impl SqlSession {
 pub(crate) async fn failpoint(name: &str) -> Result<(), SqlError> {
     apiary_failpoints::reach(name)
         .await
-        .map_err(|e| SqlError::Execution(e.to_string()))
+        .map_err(|e| SqlError::execution_caused(e.to_string(), e))
 }
 
 fn move_task_error(e: apiary_storage::StorageError) -> SqlError {
     match e {
         apiary_storage::StorageError::Write(m) => {
-            SqlError::Execution(format!("org.apache.hadoop.hive.ql.exec.MoveTask. {m}"))
+            SqlError::execution(format!("org.apache.hadoop.hive.ql.exec.MoveTask. {m}"))
         }
         other => other.into(),
     }
@@ -209,15 +209,16 @@ where
 {
     match tokio::task::spawn_blocking(f).await {
         Ok(r) => r.map_err(Into::into),
-        Err(e) => Err(SqlError::Execution(format!(
-            "org.apache.hadoop.hive.ql.exec.MoveTask. file task failed: {e}"
-        ))),
+        Err(e) => Err(SqlError::execution_caused(
+            format!("org.apache.hadoop.hive.ql.exec.MoveTask. file task failed: {e}"),
+            e,
+        )),
     }
 }
 
 /// A DDL error about the catalog's view of the file system (Hive's MetaException).
-fn meta_error(e: impl std::fmt::Display) -> SqlError {
-    SqlError::Ddl(format!("MetaException(message:{e})"))
+fn meta_error(e: apiary_storage::StorageError) -> SqlError {
+    SqlError::ddl_caused(format!("MetaException(message:{e})"), e)
 }
 
 /// The table's data folder when Apiary owns it; otherwise the error for `what` (truncate,

@@ -227,7 +227,7 @@ impl SqlSession {
             if ct.if_not_exists {
                 return Ok(Prepared::Done);
             }
-            return Err(SqlError::Ddl(format!(
+            return Err(SqlError::ddl(format!(
                 "AlreadyExistsException(message:Table hive.{db}.{tname} already exists)"
             )));
         }
@@ -389,9 +389,10 @@ impl SqlSession {
                 let (token, location) = (token.clone(), location.clone());
                 blocking(move || {
                     ownership::claim(&dir, &token).map_err(|e| {
-                        SqlError::Ddl(format!(
-                            "MetaException(message:cannot create {location}: {e})"
-                        ))
+                        SqlError::ddl_caused(
+                            format!("MetaException(message:cannot create {location}: {e})"),
+                            e,
+                        )
                     })
                 })
                 .await?

@@ -24,7 +24,7 @@ impl SqlSession {
                         return Ok(Prepared::Done);
                     }
                     if !or_replace || !t.is_view() {
-                        return Err(SqlError::Ddl(format!(
+                        return Err(SqlError::ddl(format!(
                         "AlreadyExistsException(message:Table hive.{db}.{vname} already exists)"
                     )));
                     }
