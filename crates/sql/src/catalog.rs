@@ -55,7 +55,7 @@ impl HiveCatalog {
 
     /// The `hive` catalog of a session context, if it is one.
     pub fn of(ctx: &datafusion::prelude::SessionContext) -> Option<Arc<dyn Metastore>> {
-        let catalog = ctx.catalog(crate::session::CATALOG)?;
+        let catalog = ctx.catalog(crate::names::CATALOG)?;
         catalog
             .downcast_ref::<HiveCatalog>()
             .map(|c| c.metastore.clone())
@@ -109,7 +109,7 @@ impl HiveSchema {
         let text = table.view_text.clone().unwrap_or_default();
         let catalogs = Arc::new(MemoryCatalogProviderList::new());
         catalogs.register_catalog(
-            crate::session::CATALOG.to_string(),
+            crate::names::CATALOG.to_string(),
             Arc::new(HiveCatalog {
                 metastore: self.metastore.clone(),
                 handlers: self.handlers.clone(),
@@ -119,7 +119,7 @@ impl HiveSchema {
         );
         let config = SessionConfig::new()
             .with_default_catalog_and_schema(
-                crate::session::CATALOG,
+                crate::names::CATALOG,
                 table.view_database.as_deref().unwrap_or(&table.database),
             )
             .with_create_default_catalog_and_schema(false)

@@ -11,7 +11,9 @@ pub mod hive_errors;
 pub mod metadata;
 pub mod names;
 mod nonnative;
+mod partitions;
 pub mod pattern;
+pub mod prepared;
 pub mod recovery;
 pub mod render;
 mod rewrite;
@@ -19,12 +21,12 @@ pub mod session;
 mod show;
 mod statement;
 mod substitute;
+pub mod task;
 pub use apiary_storage::handler::Registry;
 pub use apiary_storage::types;
 
 pub use error::SqlError;
-pub use session::{
-    execute, Engine, EngineOptions, Prepared, QueryPlan, RowStream, SessionOptions, SqlSession,
-    Task, TASK_SETTLE,
-};
+pub use prepared::{execute, Prepared, QueryPlan, RowStream};
+pub use session::{Engine, EngineOptions, SessionOptions, SqlSession};
+pub use task::{Task, TASK_SETTLE};
 pub use types::HiveType;

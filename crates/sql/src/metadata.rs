@@ -11,7 +11,7 @@ use datafusion::prelude::SessionContext;
 
 use crate::error::SqlError;
 use crate::pattern::jdbc_like;
-use crate::session::Prepared;
+use crate::prepared::Prepared;
 use crate::types::HiveType;
 
 /// A cell of a catalog result.

@@ -1,5 +1,11 @@
 //! Names shared across the statement layer.
 
+/// Name of the single catalog Apiary exposes (Hive has one per metastore).
+pub const CATALOG: &str = "hive";
+
+/// The database every session starts in.
+pub const DEFAULT_DATABASE: &str = "default";
+
 /// A short, stable tag for a server id, used in the names of the folders a server keeps for
 /// itself (INSERT staging, spill files): start-up recovery touches only folders with its own
 /// tag, so servers sharing a warehouse leave each other's work alone. FNV-1a, so the tag is

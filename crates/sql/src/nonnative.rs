@@ -25,7 +25,7 @@ use apiary_storage::handler::{
 use tokio_util::sync::CancellationToken;
 
 use crate::error::{HiveError, SqlError};
-use crate::statement::failpoint;
+use crate::task::failpoint;
 
 /// Runs a hook call unless the interrupt comes first; `Err(Cancelled)` when it does (the
 /// call is dropped where it was).

@@ -103,7 +103,7 @@ async fn recover_inserts(
         return Ok(());
     };
     let tag = tag.to_string();
-    let staged = crate::statement::blocking(move || {
+    let staged = crate::task::blocking(move || {
         let entries = match std::fs::read_dir(&dir) {
             Ok(e) => e,
             Err(_) => return Ok::<_, SqlError>(Vec::new()),
@@ -118,16 +118,16 @@ async fn recover_inserts(
     for path in staged {
         let manifest = {
             let p = path.clone();
-            crate::statement::blocking(move || Ok::<_, SqlError>(write::pending_commit(&p))).await?
+            crate::task::blocking(move || Ok::<_, SqlError>(write::pending_commit(&p))).await?
         };
         if let Some(manifest) = manifest {
             tracing::info!(table = %table.qualified_name(), path = %path.display(), "finishing an insert that had committed before a crash");
-            crate::statement::register_partitions(metastore, table, &manifest).await?;
-            crate::statement::blocking(move || manifest.apply()).await?;
+            crate::partitions::register_partitions(metastore, table, &manifest).await?;
+            crate::task::blocking(move || manifest.apply()).await?;
         } else {
             tracing::info!(table = %table.qualified_name(), path = %path.display(), "removing staging left by an interrupted insert");
         }
-        crate::statement::blocking(move || match std::fs::remove_dir_all(&path) {
+        crate::task::blocking(move || match std::fs::remove_dir_all(&path) {
             Ok(()) => Ok(()),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
             Err(e) => Err(apiary_storage::StorageError::io(&path, e)),

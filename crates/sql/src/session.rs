@@ -5,8 +5,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use arrow::array::{ArrayRef, RecordBatch, StringArray};
-use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
+use arrow::datatypes::SchemaRef;
 use std::path::{Path, PathBuf};
 
 use apiary_metastore::{Database, Metastore};
@@ -15,7 +14,6 @@ use datafusion::catalog::{CatalogProviderList, MemoryCatalogProviderList};
 use datafusion::execution::runtime_env::{RuntimeEnv, RuntimeEnvBuilder};
 use datafusion::execution::session_state::SessionStateBuilder;
 use datafusion::logical_expr::LogicalPlan;
-use datafusion::physical_plan::SendableRecordBatchStream;
 use datafusion::prelude::{SessionConfig, SessionContext};
 use datafusion::sql::parser::Statement as DfStatement;
 use datafusion::sql::sqlparser::dialect::HiveDialect;
@@ -26,12 +24,14 @@ use tokio_util::sync::CancellationToken;
 
 use crate::catalog::HiveCatalog;
 use crate::error::{HiveError, SqlError};
+use crate::names::{CATALOG, DEFAULT_DATABASE};
 use crate::pattern::hive_like;
+use crate::prepared::{string_rows, Prepared, QueryPlan};
 use crate::rewrite;
+use crate::statement::Scope;
 use crate::substitute::substitute;
+use crate::task::Task;
 
-/// Name of the single catalog Apiary exposes (Hive has one per metastore).
-pub const CATALOG: &str = "hive";
 /// The key bounding how deeply a statement's expressions and queries nest.
 pub const MAX_NESTING_KEY: &str = "apiary.sql.max.nesting.depth";
 /// Its default: deep enough for generated SQL (a chain of 1,000 ORs or additions), shallow
@@ -40,8 +40,6 @@ pub const DEFAULT_MAX_NESTING: usize = 2500;
 /// Operators a statement may hold per level of nesting allowed: a single chain of them is a
 /// tree that deep, and a bounded one is dropped and visited safely.
 const OPERATORS_PER_LEVEL: usize = 50;
-/// The database every session starts in.
-pub const DEFAULT_DATABASE: &str = "default";
 
 /// Shared state of the SQL layer: the catalog and the execution runtime.
 #[derive(Debug)]
@@ -280,143 +278,6 @@ impl Engine {
     }
 }
 
-/// What a statement produced once prepared.
-#[derive(Debug)]
-pub enum Prepared {
-    /// A query whose rows are streamed from DataFusion.
-    Query {
-        /// The plan, kept so the query can be run again (FETCH_FIRST).
-        plan: QueryPlan,
-        /// The result schema.
-        schema: SchemaRef,
-    },
-    /// A small result computed while preparing (SET listing, SHOW DATABASES, EXPLAIN).
-    Rows {
-        /// The result schema.
-        schema: SchemaRef,
-        /// The rows.
-        batches: Vec<RecordBatch>,
-    },
-    /// A statement without a result set (SET k=v, USE, DDL).
-    Done,
-    /// Work without a result set that runs as the operation (INSERT, CTAS).
-    Task(Task),
-}
-
-/// A query's rows as they are produced, with the statement layer's errors.
-pub type RowStream =
-    std::pin::Pin<Box<dyn futures::Stream<Item = Result<RecordBatch, SqlError>> + Send>>;
-
-/// A planned query, opaque to the layers above: run it (again, for FETCH_FIRST) with
-/// [`QueryPlan::stream`].
-#[derive(Clone)]
-pub struct QueryPlan {
-    ctx: SessionContext,
-    plan: LogicalPlan,
-}
-
-impl std::fmt::Debug for QueryPlan {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("QueryPlan")
-            .field("schema", self.plan.schema())
-            .finish()
-    }
-}
-
-impl QueryPlan {
-    /// Starts the query; its rows arrive on the stream.
-    pub async fn stream(&self) -> Result<RowStream, SqlError> {
-        let rows = execute(&self.ctx, self.plan.clone()).await?;
-        Ok(Box::pin(futures::StreamExt::map(rows, |r| {
-            r.map_err(SqlError::from_execution)
-        })))
-    }
-
-    /// The logical plan (for the SQL layer's own tests and EXPLAIN-like tools).
-    pub fn logical(&self) -> &LogicalPlan {
-        &self.plan
-    }
-}
-
-/// How long a cancelled or timed-out task may take to settle (finish or undo what it was
-/// doing, a remote call it was inside included) before its work is dropped and what it left is
-/// start-up recovery's.
-pub const TASK_SETTLE: std::time::Duration = std::time::Duration::from_secs(30);
-
-type TaskWork = Box<
-    dyn FnOnce(
-            CancellationToken,
-        )
-            -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<(), SqlError>> + Send>>
-        + Send,
->;
-
-/// Work with a side effect that runs as an operation (DDL, LOAD, INSERT, CTAS), so it can run
-/// asynchronously, time out and be cancelled. The operation starts it with a token that is
-/// cancelled when the client cancels or the query timeout passes; the work then settles, that
-/// is, it ends with [`SqlError::Cancelled`] having either finished or undone what it did (a
-/// DDL inside a storage handler's call follows the intent journal). Compiling a statement
-/// never runs it.
-pub struct Task {
-    work: TaskWork,
-    notes: Arc<parking_lot::Mutex<Vec<String>>>,
-}
-
-impl std::fmt::Debug for Task {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("Task")
-    }
-}
-
-impl Task {
-    /// Work that holds nothing half done when dropped (an INSERT's staged writer cleans up
-    /// after itself): at the interrupt it is dropped.
-    pub(crate) fn abortable(
-        work: impl std::future::Future<Output = Result<(), SqlError>> + Send + 'static,
-    ) -> Self {
-        Self::cooperative(Default::default(), move |interrupt| {
-            Box::pin(async move {
-                tokio::select! {
-                    biased;
-                    _ = interrupt.cancelled() => Err(SqlError::Cancelled),
-                    r = async {
-                        // Fail point of the work that runs a query and writes its rows
-                        // (INSERT, CTAS's rows, DataFusion's DML).
-                        crate::statement::failpoint("task.run").await?;
-                        work.await
-                    } => r,
-                }
-            })
-        })
-    }
-
-    /// Work that watches the interrupt itself and settles at its safe points.
-    pub(crate) fn cooperative(
-        notes: Arc<parking_lot::Mutex<Vec<String>>>,
-        work: impl FnOnce(
-                CancellationToken,
-            ) -> std::pin::Pin<
-                Box<dyn std::future::Future<Output = Result<(), SqlError>> + Send>,
-            > + Send
-            + 'static,
-    ) -> Self {
-        Self {
-            work: Box::new(work),
-            notes,
-        }
-    }
-
-    /// Runs the work; `interrupt` is cancelled to make it settle.
-    pub async fn run(self, interrupt: CancellationToken) -> Result<(), SqlError> {
-        (self.work)(interrupt).await
-    }
-
-    /// What the work noted for its user (files it kept), for the operation log.
-    pub fn notes(&self) -> Arc<parking_lot::Mutex<Vec<String>>> {
-        self.notes.clone()
-    }
-}
-
 /// One client's SQL session: current database, Hive configuration and variables, and the
 /// DataFusion context it plans with.
 pub struct SqlSession {
@@ -463,24 +324,9 @@ impl SqlSession {
         &self.owner
     }
 
-    /// This server's tag in folder names (see [`crate::names::server_tag`]).
-    pub(crate) fn server_tag(&self) -> &str {
-        &self.tag
-    }
-
-    /// Tables whose start-up recovery failed.
-    pub(crate) fn unavailable(&self) -> &crate::recovery::Unavailable {
-        &self.unavailable
-    }
-
     /// The session's user.
     pub fn user(&self) -> &str {
         &self.user
-    }
-
-    /// Records something the current statement's user should hear of.
-    pub(crate) fn note(&self, text: String) {
-        self.notes.lock().push(text);
     }
 
     /// What the last statement noted, for its operation log (emptied by the call).
@@ -517,11 +363,6 @@ impl SqlSession {
         }
     }
 
-    /// Cancelled when the task this session runs must settle.
-    pub(crate) fn interrupt(&self) -> &CancellationToken {
-        &self.interrupt
-    }
-
     /// A Hive configuration value of this session.
     pub fn conf(&self, key: &str) -> Option<&str> {
         self.hiveconf.get(key).map(String::as_str)
@@ -543,7 +384,7 @@ impl SqlSession {
     }
 
     /// Makes `db` the current database (known to exist).
-    pub(crate) fn set_database(&mut self, db: &str) {
+    fn use_known_database(&mut self, db: &str) {
         let state = self.ctx.state_ref();
         state
             .write()
@@ -589,7 +430,7 @@ impl SqlSession {
         if !self.database_names().contains(&db) {
             return Err(SqlError::DatabaseNotFound(db));
         }
-        self.set_database(&db);
+        self.use_known_database(&db);
         Ok(())
     }
 
@@ -651,7 +492,7 @@ impl SqlSession {
                 if self.metastore.get_database(&db).await?.is_none() {
                     return Err(SqlError::DatabaseNotFound(db));
                 }
-                self.set_database(&db);
+                self.use_known_database(&db);
                 return Ok(Prepared::Done);
             }
             "create" | "drop" | "alter" | "describe" | "desc" | "show" | "truncate" | "msck"
@@ -696,7 +537,8 @@ impl SqlSession {
                 crate::ddl::HiveStatement::Insert { .. } | crate::ddl::HiveStatement::MsckRepair(_)
             )
         {
-            return self.run_hive(stmt).await;
+            let scope: &mut dyn Scope = self;
+            return scope.run_hive(stmt).await;
         }
         let mut fork = self.fork();
         let notes = fork.notes.clone();
@@ -706,7 +548,8 @@ impl SqlSession {
                 if fork.interrupt.is_cancelled() {
                     return Err(SqlError::Cancelled);
                 }
-                match fork.run_hive(stmt).await? {
+                let scope: &mut dyn Scope = &mut fork;
+                match scope.run_hive(stmt).await? {
                     Prepared::Task(inner) => inner.run(fork.interrupt.clone()).await,
                     Prepared::Query { .. } | Prepared::Rows { .. } | Prepared::Done => Ok(()),
                 }
@@ -884,6 +727,65 @@ impl SqlSession {
     }
 }
 
+#[async_trait::async_trait]
+impl Scope for SqlSession {
+    fn metastore(&self) -> &Arc<dyn Metastore> {
+        &self.metastore
+    }
+
+    fn handlers(&self) -> &Arc<Registry> {
+        &self.handlers
+    }
+
+    fn user(&self) -> &str {
+        &self.user
+    }
+
+    fn owner(&self) -> &str {
+        &self.owner
+    }
+
+    fn server_tag(&self) -> &str {
+        &self.tag
+    }
+
+    fn unavailable(&self) -> &crate::recovery::Unavailable {
+        &self.unavailable
+    }
+
+    fn warehouse(&self) -> &Path {
+        &self.warehouse
+    }
+
+    fn context(&self) -> &SessionContext {
+        &self.ctx
+    }
+
+    fn database(&self) -> String {
+        self.database.lock().clone()
+    }
+
+    fn set_database(&mut self, db: &str) {
+        self.use_known_database(db);
+    }
+
+    fn note(&self, text: String) {
+        self.notes.lock().push(text);
+    }
+
+    fn interrupt(&self) -> &CancellationToken {
+        &self.interrupt
+    }
+
+    async fn refresh_catalog(&self) -> Result<(), SqlError> {
+        Ok(self.catalog.refresh().await?)
+    }
+
+    async fn plan_query(&mut self, text: &str) -> Result<LogicalPlan, SqlError> {
+        SqlSession::plan_query(self, text).await
+    }
+}
+
 /// The schema a query's rows will have: that of the analyzed plan, since type coercion (a
 /// UNION of a BIGINT and a DOUBLE column gives DOUBLE) can change the planned one.
 fn result_schema(
@@ -904,34 +806,6 @@ fn analyze(
         .analyzer()
         .execute_and_check(plan, state.config_options(), |_, _| {})
         .map_err(SqlError::from_planning)
-}
-
-/// Runs a plan and returns its record-batch stream.
-pub async fn execute(
-    ctx: &SessionContext,
-    plan: LogicalPlan,
-) -> Result<SendableRecordBatchStream, SqlError> {
-    let df = ctx
-        .execute_logical_plan(plan)
-        .await
-        .map_err(SqlError::from_planning)?;
-    df.execute_stream().await.map_err(SqlError::from_execution)
-}
-
-/// A one-column STRING result.
-pub fn string_rows(column: &str, values: Vec<String>) -> Prepared {
-    let schema = Arc::new(Schema::new(vec![Field::new(column, DataType::Utf8, true)]));
-    let array: ArrayRef = Arc::new(StringArray::from(values));
-    match RecordBatch::try_new(schema.clone(), vec![array]) {
-        Ok(batch) => Prepared::Rows {
-            schema,
-            batches: vec![batch],
-        },
-        Err(_) => Prepared::Rows {
-            schema,
-            batches: vec![],
-        },
-    }
 }
 
 /// Removes leading comments, surrounding blanks and trailing semicolons.

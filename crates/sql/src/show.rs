@@ -8,7 +8,7 @@ fn quote(s: &str) -> String {
 
 /// Hive's escaping of a property value or delimiter in DDL text (`\u0001` for control chars).
 fn prop(v: &str) -> String {
-    crate::statement::escape_ctl(&quote(v))
+    escape_ctl(&quote(v))
 }
 
 /// The statement that re-creates `table`, as Hive prints it.
@@ -109,4 +109,17 @@ fn props(p: &std::collections::BTreeMap<String, String>) -> String {
         .map(|(k, v)| format!("  '{}'='{}'", prop(k), prop(v)))
         .collect::<Vec<_>>()
         .join(", \n")
+}
+
+/// Control characters as Hive prints them in DESCRIBE (`\u0001`).
+pub(crate) fn escape_ctl(v: &str) -> String {
+    v.chars()
+        .map(|c| {
+            if (c as u32) < 0x20 && c != '\t' && c != '\n' {
+                format!("\\u{:04X}", c as u32)
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
 }

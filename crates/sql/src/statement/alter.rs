@@ -2,7 +2,7 @@
 
 use super::*;
 
-impl SqlSession {
+impl dyn Scope {
     pub(super) async fn alter_table(
         &mut self,
         name: &TableName,

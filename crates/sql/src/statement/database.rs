@@ -2,7 +2,7 @@
 
 use super::*;
 
-impl SqlSession {
+impl dyn Scope {
     /// Runs one of this family's statements (the dispatcher routes only those here).
     pub(super) async fn run_database(&mut self, stmt: HiveStatement) -> Result<Prepared, SqlError> {
         match stmt {
@@ -48,7 +48,7 @@ impl SqlSession {
                 name,
                 cascade,
             } => {
-                if name == crate::session::DEFAULT_DATABASE {
+                if name == crate::names::DEFAULT_DATABASE {
                     return Err(SqlError::ddl(
                         "InvalidOperationException(message:Can not drop default database)",
                     ));
@@ -75,7 +75,7 @@ impl SqlSession {
                     let _ = std::fs::remove_dir(dir);
                 }
                 if self.database() == name {
-                    self.set_database(crate::session::DEFAULT_DATABASE);
+                    self.set_database(crate::names::DEFAULT_DATABASE);
                 }
                 Ok(Prepared::Done)
             }

@@ -188,19 +188,6 @@ pub(super) fn thrift_text(t: &Table) -> String {
     )
 }
 
-/// Control characters as Hive prints them in DESCRIBE (`\u0001`).
-pub(crate) fn escape_ctl(v: &str) -> String {
-    v.chars()
-        .map(|c| {
-            if (c as u32) < 0x20 && c != '\t' && c != '\n' {
-                format!("\\u{:04X}", c as u32)
-            } else {
-                c.to_string()
-            }
-        })
-        .collect()
-}
-
 pub(super) fn format_time(secs: i64) -> String {
     chrono::DateTime::from_timestamp(secs, 0)
         .map(|t| t.format("%a %b %d %H:%M:%S UTC %Y").to_string())

@@ -2,7 +2,7 @@
 
 use super::*;
 
-impl SqlSession {
+impl dyn Scope {
     /// INSERT INTO/OVERWRITE: plans `query` and checks its columns against the table here;
     /// the returned task writes the rows and registers new partitions.
     pub(crate) async fn insert(
@@ -12,7 +12,7 @@ impl SqlSession {
         columns: &[String],
         query: &str,
         overwrite: bool,
-    ) -> Result<crate::session::Task, SqlError> {
+    ) -> Result<crate::task::Task, SqlError> {
         if table.is_view() {
             return Err(SqlError::hive(
                 HiveError::ViewAsTarget,
@@ -41,7 +41,7 @@ impl SqlSession {
             let plan = self.insert_plan(table, query, columns, 0).await?;
             let ctx = self.context().clone();
             let table = table.clone();
-            return Ok(crate::session::Task::abortable(async move {
+            return Ok(crate::task::Task::abortable(async move {
                 let failed = |e: apiary_storage::handler::HandlerError| {
                     SqlError::execution_caused(
                         format!("org.apache.hadoop.hive.ql.exec.MoveTask. {e}"),
@@ -54,7 +54,7 @@ impl SqlSession {
                         .await
                         .map_err(failed)?;
                 }
-                let stream = crate::session::execute(&ctx, plan).await?;
+                let stream = crate::prepared::execute(&ctx, plan).await?;
                 let job = handler.job_properties(&table);
                 let rows = match handler.insert(&table, job, stream, overwrite).await {
                     Ok(rows) => rows,
@@ -118,8 +118,8 @@ impl SqlSession {
         let server_tag = self.server_tag().to_string();
         let metastore = self.metastore().clone();
         let table = table.clone();
-        Ok(crate::session::Task::abortable(async move {
-            let stream = crate::session::execute(&ctx, plan).await?;
+        Ok(crate::task::Task::abortable(async move {
+            let stream = crate::prepared::execute(&ctx, plan).await?;
             let parts = metastore
                 .list_partitions(&table.database, &table.name)
                 .await?;

@@ -2,7 +2,7 @@
 
 use super::*;
 
-impl SqlSession {
+impl dyn Scope {
     pub(super) async fn load_data(
         &mut self,
         path: &str,

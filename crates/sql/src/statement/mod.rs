@@ -24,8 +24,7 @@ use apiary_storage::format::NativeFormat;
 use apiary_storage::handler::AlterOp;
 use apiary_storage::ownership;
 use apiary_storage::write::{self, InsertSpec};
-use arrow::array::{ArrayRef, RecordBatch, StringArray};
-use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
+use arrow::datatypes::SchemaRef;
 use datafusion::logical_expr::LogicalPlan;
 
 use crate::ddl::{
@@ -33,13 +32,50 @@ use crate::ddl::{
     TableName,
 };
 use crate::error::{HiveError, SqlError};
+use crate::partitions::{default_partition, new_partition, register_partitions};
 use crate::pattern::hive_like;
-use crate::session::{string_rows, Prepared, SqlSession};
+use crate::prepared::{rows, string_rows, Prepared};
+use crate::recovery::Unavailable;
+use crate::show::escape_ctl;
+use crate::task::{blocking, failpoint};
 use crate::types::HiveType;
 
-pub(crate) use self::describe::escape_ctl;
-pub(crate) use self::partition::register_partitions;
 use self::{describe::*, partition::*, table::*};
+
+/// What running a statement needs from the session it runs in. The session implements it,
+/// and the statement families see the session only through it (their runners are methods
+/// of `dyn Scope`), so this module does not depend on the session's.
+#[async_trait::async_trait]
+pub(crate) trait Scope: Send + Sync {
+    /// The catalog.
+    fn metastore(&self) -> &Arc<dyn apiary_metastore::Metastore>;
+    /// The storage handlers this server knows.
+    fn handlers(&self) -> &Arc<crate::Registry>;
+    /// The session's user (owner of what it creates).
+    fn user(&self) -> &str;
+    /// This server's name in the intent journal.
+    fn owner(&self) -> &str;
+    /// This server's tag in folder names (see [`crate::names::server_tag`]).
+    fn server_tag(&self) -> &str;
+    /// Tables whose start-up recovery failed.
+    fn unavailable(&self) -> &Unavailable;
+    /// The warehouse folder.
+    fn warehouse(&self) -> &std::path::Path;
+    /// The DataFusion context queries are planned in.
+    fn context(&self) -> &datafusion::prelude::SessionContext;
+    /// The current database.
+    fn database(&self) -> String;
+    /// Makes `db` (known to exist) the current database.
+    fn set_database(&mut self, db: &str);
+    /// Records something the statement's user should hear of (the operation log).
+    fn note(&self, text: String);
+    /// Cancelled when the task running the statement must settle.
+    fn interrupt(&self) -> &tokio_util::sync::CancellationToken;
+    /// Reloads the catalog names DataFusion's synchronous calls see.
+    async fn refresh_catalog(&self) -> Result<(), SqlError>;
+    /// Plans a query (SELECT, VALUES, WITH ..), analyzed.
+    async fn plan_query(&mut self, text: &str) -> Result<LogicalPlan, SqlError>;
+}
 
 /// Hive's column width in DESCRIBE output.
 const ALIGN: usize = 20;
@@ -52,36 +88,7 @@ fn now() -> i64 {
     chrono::Utc::now().timestamp()
 }
 
-/// A result of string columns.
-pub(crate) fn rows(columns: &[&str], data: Vec<Vec<Option<String>>>) -> Prepared {
-    let schema: SchemaRef = Arc::new(Schema::new(
-        columns
-            .iter()
-            .map(|c| Field::new(*c, DataType::Utf8, true))
-            .collect::<Vec<_>>(),
-    ));
-    let arrays: Vec<ArrayRef> = (0..columns.len())
-        .map(|i| {
-            Arc::new(StringArray::from(
-                data.iter()
-                    .map(|r| r.get(i).cloned().flatten())
-                    .collect::<Vec<_>>(),
-            )) as ArrayRef
-        })
-        .collect();
-    match RecordBatch::try_new(schema.clone(), arrays) {
-        Ok(b) => Prepared::Rows {
-            schema,
-            batches: vec![b],
-        },
-        Err(_) => Prepared::Rows {
-            schema,
-            batches: vec![],
-        },
-    }
-}
-
-impl SqlSession {
+impl dyn Scope {
     fn qualify(&self, name: &TableName) -> (String, String) {
         (
             name.db
@@ -94,7 +101,7 @@ impl SqlSession {
     async fn require_table(&self, name: &TableName) -> Result<Table, SqlError> {
         let (db, t) = self.qualify(name);
         if let Some(reason) = self.unavailable().reason(&db, &t) {
-            return Err(crate::recovery::Unavailable::error(&db, &t, &reason));
+            return Err(Unavailable::error(&db, &t, &reason));
         }
         self.metastore()
             .get_table(&db, &t)
@@ -183,36 +190,12 @@ impl SqlSession {
     }
 }
 
-/// Reaches a fail point; an injected failure is an execution error.
-pub(crate) async fn failpoint(name: &str) -> Result<(), SqlError> {
-    apiary_failpoints::reach(name)
-        .await
-        .map_err(|e| SqlError::execution_caused(e.to_string(), e))
-}
-
 fn move_task_error(e: apiary_storage::StorageError) -> SqlError {
     match e {
         apiary_storage::StorageError::Write(m) => {
             SqlError::execution(format!("org.apache.hadoop.hive.ql.exec.MoveTask. {m}"))
         }
         other => other.into(),
-    }
-}
-
-/// Runs file-system work on a blocking thread, off the async workers.
-pub(crate) async fn blocking<T, E>(
-    f: impl FnOnce() -> Result<T, E> + Send + 'static,
-) -> Result<T, SqlError>
-where
-    T: Send + 'static,
-    E: Into<SqlError> + Send + 'static,
-{
-    match tokio::task::spawn_blocking(f).await {
-        Ok(r) => r.map_err(Into::into),
-        Err(e) => Err(SqlError::execution_caused(
-            format!("org.apache.hadoop.hive.ql.exec.MoveTask. file task failed: {e}"),
-            e,
-        )),
     }
 }
 

@@ -2,7 +2,7 @@
 
 use super::*;
 
-impl SqlSession {
+impl dyn Scope {
     pub(super) async fn msck(&mut self, name: &TableName) -> Result<Prepared, SqlError> {
         let table = self.require_table(name).await?;
         if table.partition_keys.is_empty() {
@@ -45,46 +45,7 @@ impl SqlSession {
     }
 }
 
-/// A new partition with these values, stored at `location`.
-pub(super) fn new_partition(values: Vec<String>, location: Option<String>) -> Partition {
-    Partition {
-        values,
-        sd: StorageDescriptor {
-            location,
-            ..Default::default()
-        },
-        parameters: BTreeMap::new(),
-        create_time: now(),
-    }
-}
-
-/// Adds the partitions an INSERT creates to the metastore (those already there are kept).
-pub(crate) async fn register_partitions(
-    metastore: &dyn apiary_metastore::Metastore,
-    table: &Table,
-    manifest: &write::CommitManifest,
-) -> Result<(), SqlError> {
-    let new: Vec<Partition> = manifest
-        .new_partitions()
-        .into_iter()
-        .map(|values| default_partition(table, values))
-        .collect();
-    if !new.is_empty() {
-        metastore
-            .add_partitions(&table.database, &table.name, &new, true)
-            .await?;
-    }
-    Ok(())
-}
-
-/// A new partition in its default folder under the table (`k=v/...`).
-pub(super) fn default_partition(table: &Table, values: Vec<String>) -> Partition {
-    let location = write::partition_dir(table, &values)
-        .ok()
-        .map(|d| d.display().to_string());
-    new_partition(values, location)
-}
-
+/// The partition folders under `dir`, `depth` levels deep, as `k=v/...` names.
 pub(super) fn collect_partition_dirs(
     dir: &std::path::Path,
     prefix: String,

@@ -2,7 +2,7 @@
 
 use super::*;
 
-impl SqlSession {
+impl dyn Scope {
     /// Runs one of this family's statements (the dispatcher routes only those here).
     pub(super) async fn run_show(&mut self, stmt: HiveStatement) -> Result<Prepared, SqlError> {
         match stmt {

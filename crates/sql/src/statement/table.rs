@@ -2,7 +2,7 @@
 
 use super::*;
 
-impl SqlSession {
+impl dyn Scope {
     /// Runs one of this family's statements (the dispatcher routes only those here).
     pub(super) async fn run_table(&mut self, stmt: HiveStatement) -> Result<Prepared, SqlError> {
         match stmt {
@@ -81,7 +81,7 @@ impl SqlSession {
     }
 }
 
-impl SqlSession {
+impl dyn Scope {
     /// Drops one table or view. Native: the catalog row goes first (a crash after it leaves
     /// unreferenced files in the warehouse, never a table whose data is half gone), then a
     /// managed table's files. Non-native: through the handler's hooks and the journal.

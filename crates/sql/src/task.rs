@@ -1,0 +1,111 @@
+//! Work with a side effect that runs as an operation ([`Task`]), and the helpers such work
+//! shares: file-system work off the async workers, fail points.
+
+use std::sync::Arc;
+
+use tokio_util::sync::CancellationToken;
+
+use crate::error::SqlError;
+
+/// How long a cancelled or timed-out task may take to settle (finish or undo what it was
+/// doing, a remote call it was inside included) before its work is dropped and what it left is
+/// start-up recovery's.
+pub const TASK_SETTLE: std::time::Duration = std::time::Duration::from_secs(30);
+
+type TaskWork = Box<
+    dyn FnOnce(
+            CancellationToken,
+        )
+            -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<(), SqlError>> + Send>>
+        + Send,
+>;
+
+/// Work with a side effect that runs as an operation (DDL, LOAD, INSERT, CTAS), so it can run
+/// asynchronously, time out and be cancelled. The operation starts it with a token that is
+/// cancelled when the client cancels or the query timeout passes; the work then settles, that
+/// is, it ends with [`SqlError::Cancelled`] having either finished or undone what it did (a
+/// DDL inside a storage handler's call follows the intent journal). Compiling a statement
+/// never runs it.
+pub struct Task {
+    work: TaskWork,
+    notes: Arc<parking_lot::Mutex<Vec<String>>>,
+}
+
+impl std::fmt::Debug for Task {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Task")
+    }
+}
+
+impl Task {
+    /// Work that holds nothing half done when dropped (an INSERT's staged writer cleans up
+    /// after itself): at the interrupt it is dropped.
+    pub(crate) fn abortable(
+        work: impl std::future::Future<Output = Result<(), SqlError>> + Send + 'static,
+    ) -> Self {
+        Self::cooperative(Default::default(), move |interrupt| {
+            Box::pin(async move {
+                tokio::select! {
+                    biased;
+                    _ = interrupt.cancelled() => Err(SqlError::Cancelled),
+                    r = async {
+                        // Fail point of the work that runs a query and writes its rows
+                        // (INSERT, CTAS's rows, DataFusion's DML).
+                        failpoint("task.run").await?;
+                        work.await
+                    } => r,
+                }
+            })
+        })
+    }
+
+    /// Work that watches the interrupt itself and settles at its safe points.
+    pub(crate) fn cooperative(
+        notes: Arc<parking_lot::Mutex<Vec<String>>>,
+        work: impl FnOnce(
+                CancellationToken,
+            ) -> std::pin::Pin<
+                Box<dyn std::future::Future<Output = Result<(), SqlError>> + Send>,
+            > + Send
+            + 'static,
+    ) -> Self {
+        Self {
+            work: Box::new(work),
+            notes,
+        }
+    }
+
+    /// Runs the work; `interrupt` is cancelled to make it settle.
+    pub async fn run(self, interrupt: CancellationToken) -> Result<(), SqlError> {
+        (self.work)(interrupt).await
+    }
+
+    /// What the work noted for its user (files it kept), for the operation log.
+    pub fn notes(&self) -> Arc<parking_lot::Mutex<Vec<String>>> {
+        self.notes.clone()
+    }
+}
+
+/// Reaches a fail point; an injected failure is an execution error.
+pub(crate) async fn failpoint(name: &str) -> Result<(), SqlError> {
+    apiary_failpoints::reach(name)
+        .await
+        .map_err(|e| SqlError::execution_caused(e.to_string(), e))
+}
+
+/// Runs file-system work on a blocking thread, off the async workers.
+pub(crate) async fn blocking<T, E>(
+    f: impl FnOnce() -> Result<T, E> + Send + 'static,
+) -> Result<T, SqlError>
+where
+    T: Send + 'static,
+    E: Into<SqlError> + Send + 'static,
+{
+    match tokio::task::spawn_blocking(f).await {
+        Ok(r) => r.map_err(Into::into),
+        Err(e) => Err(SqlError::execution_caused(
+            format!("org.apache.hadoop.hive.ql.exec.MoveTask. file task failed: {e}"),
+            e,
+        )),
+    }
+}
