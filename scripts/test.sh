@@ -5,7 +5,7 @@
 #
 # Installs what the client tests need into a cache (default ~/.cache/apiary, or $APIARY_CACHE):
 # a Python venv with the pinned clients (pyspark brings the JDBC and beeline jars) and
-# hive-driver from npm; PostgreSQL and MariaDB from Debian's packages if they are missing. Java 17 (javac) and
+# hive-driver from npm; PostgreSQL, MariaDB and OpenLDAP from Debian's packages if they are missing. Java 17 (javac) and
 # Node.js must be on the machine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -47,6 +47,14 @@ if ! command -v mariadbd >/dev/null 2>&1 && [ ! -x /usr/sbin/mariadbd ]; then
   echo "== installing MariaDB"
   if [ "$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq mariadb-server >/dev/null
   else sudo apt-get update -qq && sudo apt-get install -y -qq mariadb-server >/dev/null; fi
+fi
+
+# OpenLDAP for the authentication tests (the tests start their own slapd; the package's own
+# service is not started).
+if ! command -v slapd >/dev/null 2>&1 && [ ! -x /usr/sbin/slapd ]; then
+  echo "== installing OpenLDAP (slapd)"
+  if [ "$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq slapd ldap-utils >/dev/null
+  else sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq slapd ldap-utils >/dev/null; fi
 fi
 
 echo "== fuzz targets (cargo fuzz, \${APIARY_FUZZ_SECONDS:-30} s each)"

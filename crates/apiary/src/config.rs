@@ -44,7 +44,37 @@ pub const KEYS: &[(&str, &str, &str)] = &[
     (
         "hive.server2.authentication",
         "NONE",
-        "NONE (SASL PLAIN, any user; NOSASL clients also served) or NOSASL (raw Thrift only)",
+        "NONE (SASL PLAIN, any user; NOSASL clients also served), NOSASL (raw Thrift only) or LDAP (SASL PLAIN, HTTP Basic and the Flight SQL handshake checked by a simple bind; NOSASL refused)",
+    ),
+    (
+        "hive.server2.authentication.ldap.url",
+        "",
+        "LDAP: directory URLs (ldap://host:port), space-separated, tried in order",
+    ),
+    (
+        "hive.server2.authentication.ldap.baseDN",
+        "",
+        "LDAP: base DN of users; a user binds as guidKey=user,baseDN",
+    ),
+    (
+        "hive.server2.authentication.ldap.guidKey",
+        "uid",
+        "LDAP: attribute naming a user under baseDN",
+    ),
+    (
+        "hive.server2.authentication.ldap.Domain",
+        "",
+        "LDAP: a user binds as user@Domain (Active Directory)",
+    ),
+    (
+        "hive.server2.authentication.ldap.userDNPattern",
+        "",
+        "LDAP: colon-separated DN patterns with %s for the user, tried in order",
+    ),
+    (
+        "apiary.authentication.ldap.timeout",
+        "10s",
+        "LDAP: time allowed for each connect and each bind",
     ),
     (
         "hive.server2.idle.session.timeout",
@@ -206,6 +236,14 @@ pub enum ConfigError {
     /// A `--hiveconf` argument without `=`.
     #[error("--hiveconf expects KEY=VALUE, got '{0}'")]
     Pair(String),
+    /// A setting that cannot work as given.
+    #[error("configuration key {key}: {reason}")]
+    Invalid {
+        /// The key.
+        key: String,
+        /// Why.
+        reason: String,
+    },
     /// A value of the wrong form.
     #[error("configuration key {key}: '{value}' is not {expected}")]
     Value {
@@ -353,11 +391,12 @@ impl ServerConfig {
         {
             "NONE" => AuthMode::None,
             "NOSASL" => AuthMode::NoSasl,
+            "LDAP" => AuthMode::Password,
             other => {
                 return Err(ConfigError::Value {
                     key: "hive.server2.authentication".into(),
                     value: other.into(),
-                    expected: "NONE or NOSASL",
+                    expected: "NONE, NOSASL or LDAP",
                 })
             }
         };
@@ -461,7 +500,46 @@ impl ServerConfig {
                     expected: "a size (256m)",
                 })?,
             default_fetch_size: self.number("hive.server2.thrift.resultset.default.fetch.size")?,
+            authenticator: self.authenticator()?,
         })
+    }
+
+    /// The password check of the authentication mode; `None` for NONE and NOSASL.
+    fn authenticator(
+        &self,
+    ) -> Result<Option<std::sync::Arc<dyn apiary_auth::Authenticator>>, ConfigError> {
+        if !self
+            .get("hive.server2.authentication")
+            .eq_ignore_ascii_case("LDAP")
+        {
+            return Ok(None);
+        }
+        let key = |k: &str| {
+            let v = self
+                .get(&format!("hive.server2.authentication.ldap.{k}"))
+                .trim();
+            (!v.is_empty()).then(|| v.to_string())
+        };
+        let config = apiary_auth::LdapConfig {
+            urls: self
+                .get("hive.server2.authentication.ldap.url")
+                .split_whitespace()
+                .map(str::to_string)
+                .collect(),
+            base_dn: key("baseDN"),
+            domain: key("Domain"),
+            guid_key: key("guidKey").unwrap_or_else(|| "uid".into()),
+            user_dn_patterns: key("userDNPattern")
+                .map(|p| p.split(':').map(|s| s.trim().to_string()).collect())
+                .unwrap_or_default(),
+            timeout: self.duration("apiary.authentication.ldap.timeout", "s")?,
+        };
+        let ldap =
+            apiary_auth::LdapAuthenticator::new(config).map_err(|reason| ConfigError::Invalid {
+                key: "hive.server2.authentication.ldap.url".into(),
+                reason,
+            })?;
+        Ok(Some(std::sync::Arc::new(ldap)))
     }
 }
 

@@ -67,8 +67,8 @@ async fn connection(
         Ok(Ok(_)) => {}
     }
     let (mode, user) = match (first[0], cfg.auth) {
-        (SASL_START, AuthMode::None) => {
-            match tokio::time::timeout(cfg.handshake_timeout, sasl_handshake(&mut stream)).await {
+        (SASL_START, AuthMode::None | AuthMode::Password) => {
+            match tokio::time::timeout(cfg.handshake_timeout, sasl_handshake(&mut stream, gw)).await {
                 Err(_) => return "SASL handshake timed out".into(),
                 Ok(Err(reason)) => return reason,
                 Ok(Ok(user)) => (Mode::Sasl, user),
@@ -76,6 +76,9 @@ async fn connection(
         }
         (SASL_START, AuthMode::NoSasl) => {
             return "client started a SASL handshake but the server is configured for NOSASL (hive.server2.authentication=NOSASL); connect with auth=noSasl".into()
+        }
+        (0x80 | 0x00, AuthMode::Password) => {
+            return "a NOSASL client on a port that requires a password (hive.server2.authentication is a password mode)".into()
         }
         (0x80 | 0x00, _) => (Mode::Raw, "anonymous".to_string()),
         (b'A'..=b'Z', _) => {
@@ -258,7 +261,7 @@ async fn send_sasl(stream: &mut TcpStream, status: u8, payload: &[u8]) {
 }
 
 /// Runs the server side of a SASL PLAIN handshake; returns the authenticated user.
-async fn sasl_handshake(stream: &mut TcpStream) -> Result<String, String> {
+async fn sasl_handshake(stream: &mut TcpStream, gw: &Gateway) -> Result<String, String> {
     let (status, mech) = read_sasl_frame(stream).await?;
     if status != SASL_START {
         send_sasl(stream, SASL_ERROR, b"Expected START status").await;
@@ -286,8 +289,14 @@ async fn sasl_handshake(stream: &mut TcpStream) -> Result<String, String> {
         .await;
         return Err("SASL: malformed PLAIN response".into());
     };
-    let user = plain.user;
-    let user = String::from_utf8_lossy(user).to_string();
+    let user = String::from_utf8_lossy(plain.user).to_string();
+    if gw.requires_password() {
+        let password = String::from_utf8_lossy(plain.password);
+        if let Err(e) = gw.authenticate(&user, &password).await {
+            send_sasl(stream, SASL_BAD, e.to_string().as_bytes()).await;
+            return Err(format!("SASL: login of {user:?} refused"));
+        }
+    }
     if user.is_empty() {
         send_sasl(
             stream,
@@ -297,7 +306,7 @@ async fn sasl_handshake(stream: &mut TcpStream) -> Result<String, String> {
         .await;
         return Err("SASL: empty user name".into());
     }
-    // Authentication NONE: any user and password are accepted.
+    // Authenticated, or authentication NONE, where any user and password are accepted.
     send_sasl(stream, SASL_COMPLETE, b"").await;
     Ok(user)
 }

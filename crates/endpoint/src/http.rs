@@ -17,7 +17,7 @@ use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
 use crate::service::{handle_message, CallOutcome};
-use crate::EndpointConfig;
+use crate::{AuthMode, EndpointConfig};
 
 /// Accepts HTTP connections until `shutdown` fires (see [`crate::accept_loop`]).
 pub async fn serve(
@@ -64,8 +64,8 @@ fn plain(status: StatusCode, text: String) -> Response<Full<Bytes>> {
     r
 }
 
-/// The user named in a Basic `Authorization` header, or `anonymous`.
-fn basic_user(req: &Request<Incoming>) -> String {
+/// The user and password of a Basic `Authorization` header.
+fn basic_credentials(req: &Request<Incoming>) -> Option<(String, String)> {
     req.headers()
         .get(hyper::header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
@@ -80,10 +80,17 @@ fn basic_user(req: &Request<Incoming>) -> String {
         })
         .and_then(|raw| {
             let text = String::from_utf8_lossy(&raw).to_string();
-            text.split_once(':').map(|(u, _)| u.to_string())
+            text.split_once(':')
+                .map(|(u, p)| (u.to_string(), p.to_string()))
         })
-        .filter(|u| !u.is_empty())
-        .unwrap_or_else(|| "anonymous".to_string())
+}
+
+/// Hive's answer to a request without valid credentials in a password mode.
+fn unauthorized(reason: &str) -> Response<Full<Bytes>> {
+    plain(
+        StatusCode::UNAUTHORIZED,
+        format!("Authentication Error: {reason}"),
+    )
 }
 
 async fn respond(
@@ -105,8 +112,21 @@ async fn respond(
             "HiveServer2 HTTP transport expects POST".into(),
         );
     }
+    let credentials = basic_credentials(&req);
+    if cfg.auth == AuthMode::Password {
+        // Every request proves who sends it: HTTP sessions outlive connections.
+        let Some((user, password)) = &credentials else {
+            return unauthorized("no Basic credentials (authorization: Basic ...) in the request");
+        };
+        if let Err(e) = gw.authenticate(user, password).await {
+            return unauthorized(&e.to_string());
+        }
+    }
     let client = Client {
-        user: basic_user(&req),
+        user: credentials
+            .map(|(u, _)| u)
+            .filter(|u| !u.is_empty())
+            .unwrap_or_else(|| "anonymous".to_string()),
         address: Some(peer.ip()),
     };
     let body = match Limited::new(req.into_body(), cfg.max_message_size)

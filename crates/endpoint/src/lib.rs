@@ -26,6 +26,9 @@ pub enum AuthMode {
     None,
     /// Raw Thrift without SASL only.
     NoSasl,
+    /// A password mode (LDAP): SASL PLAIN only, credentials checked by the gateway; NOSASL
+    /// clients are refused, and every HTTP request carries Basic credentials.
+    Password,
 }
 
 /// Which transports run (`hive.server2.transport.mode`).

@@ -290,10 +290,12 @@ async fn dispatch(
     match name {
         "OpenSession" => {
             let req: TOpenSessionReq = read_args(d, "OpenSession_args")?;
+            // With a password mode the session belongs to whoever authenticated, whatever
+            // the request claims; with NONE, the request's user name if it gives one.
             let user = req
                 .username
                 .as_deref()
-                .filter(|u| !u.is_empty())
+                .filter(|u| !u.is_empty() && !gw.requires_password())
                 .unwrap_or(&client.user)
                 .to_string();
             let conf = req.configuration.unwrap_or_default();
@@ -325,7 +327,11 @@ async fn dispatch(
             let req: TCloseSessionReq = read_args(d, "CloseSession_args")?;
             let h = session_handle(&req.session_handle);
             opened.retain(|o| *o != h);
-            reply!(status_resp(gw.close_session(&h)))
+            let closed = gw.close_session(&h);
+            if closed.is_ok() {
+                tracing::info!(session = %h, "session closed");
+            }
+            reply!(status_resp(closed))
         }
         "GetInfo" => {
             let req: TGetInfoReq = read_args(d, "GetInfo_args")?;

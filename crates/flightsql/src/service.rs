@@ -77,6 +77,7 @@ fn status(e: &GatewayError) -> Status {
         GatewayError::Unsupported(_) => Status::unimplemented(message),
         GatewayError::Internal(_) => Status::internal(message),
         GatewayError::InvalidState(_) => Status::failed_precondition(message),
+        GatewayError::Authentication(_) => Status::unauthenticated(message),
         GatewayError::Sql(_) | GatewayError::Failed(_) => Status::invalid_argument(message),
     };
     if let Some(state) = e.sql_state().and_then(|v| v.parse().ok()) {
@@ -381,6 +382,12 @@ impl arrow_flight::sql::server::FlightSqlService for ApiaryFlightSql {
             .and_then(|b| String::from_utf8(b).ok())
             .ok_or_else(|| Status::unauthenticated("malformed Basic credentials"))?;
         let (user, password) = decoded.split_once(':').unwrap_or((decoded.as_str(), ""));
+        // The same check as the HiveServer2 ports: NONE accepts anyone, a password mode asks
+        // its directory. A refused handshake gets no token and holds nothing.
+        self.gateway
+            .authenticate(user, password)
+            .await
+            .map_err(|e| status(&e))?;
         let client = Client {
             user: if user.is_empty() {
                 "anonymous".into()
@@ -389,8 +396,6 @@ impl arrow_flight::sql::server::FlightSqlService for ApiaryFlightSql {
             },
             address: request.remote_addr().map(|a| a.ip()),
         };
-        // Authentication NONE, as on the HiveServer2 ports: any password is accepted.
-        let _ = password;
         let session = self
             .gateway
             .open_session(&client, SessionRequest::default())

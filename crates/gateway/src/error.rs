@@ -27,6 +27,10 @@ pub enum GatewayError {
     /// operation fails with this message and the server goes on.
     #[error("{0}")]
     Internal(String),
+    /// A login was refused (wrong credentials, or the directory could not be asked). The
+    /// reason is for the server log; clients are told only Hive's words.
+    #[error("Error validating the login")]
+    Authentication(String),
     /// An operation failed; its recorded error.
     #[error("{}", .0.message)]
     Failed(OperationError),
@@ -68,6 +72,7 @@ impl GatewayError {
             GatewayError::InvalidState(_) => Some("HY010"),
             GatewayError::Internal(_) => Some("HY000"),
             GatewayError::Unsupported(_) => Some("HYC00"),
+            GatewayError::Authentication(_) => Some("08S01"),
             GatewayError::InvalidHandle(_) | GatewayError::Busy(_) => None,
         }
     }

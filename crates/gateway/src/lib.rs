@@ -50,6 +50,9 @@ pub struct GatewayConfig {
     pub result_buffer_bytes: usize,
     /// Default rows per fetch advertised to clients.
     pub default_fetch_size: usize,
+    /// The password check of a password mode (`hive.server2.authentication=LDAP`); `None`
+    /// is NONE, where any user and password are accepted.
+    pub authenticator: Option<Arc<dyn apiary_auth::Authenticator>>,
 }
 
 impl Default for GatewayConfig {
@@ -64,6 +67,7 @@ impl Default for GatewayConfig {
             operations_per_session: 200,
             result_buffer_bytes: 256 << 20,
             default_fetch_size: 1000,
+            authenticator: None,
         }
     }
 }
@@ -175,6 +179,29 @@ impl Gateway {
     /// Number of live operations.
     pub fn operation_count(&self) -> usize {
         self.operations.lock().len()
+    }
+
+    /// Whether clients must prove who they are with a password.
+    pub fn requires_password(&self) -> bool {
+        self.config.authenticator.is_some()
+    }
+
+    /// Checks a front end's credentials as the authentication mode says: NONE accepts any;
+    /// a password mode refuses a blank user or password before asking its directory. A
+    /// refusal is logged with its reason (never the password); the client is told only
+    /// Hive's "Error validating the login", and nothing is held for it.
+    pub async fn authenticate(&self, user: &str, password: &str) -> Result<(), GatewayError> {
+        let Some(auth) = &self.config.authenticator else {
+            return Ok(());
+        };
+        let checked = match apiary_auth::check_blank(user, password) {
+            Ok(()) => auth.authenticate(user, password).await,
+            Err(e) => Err(e),
+        };
+        checked.map_err(|e| {
+            tracing::warn!(user, mode = auth.mode(), reason = %e, "login refused");
+            GatewayError::Authentication(e.to_string())
+        })
     }
 
     /// Opens a session for `client`.

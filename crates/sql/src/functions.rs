@@ -22,9 +22,53 @@ use crate::types::{HiveType, HIVE_TYPE_KEY};
 /// Name of the typing function the rewrite inserts.
 pub const HIVE_TYPED: &str = "hive_typed";
 
-/// Registers Apiary's functions in a session.
+/// Registers Apiary's functions in a context.
 pub fn register(ctx: &SessionContext) {
     ctx.register_udf(ScalarUDF::from(HiveTyped::new()));
+}
+
+/// Registers the functions that answer for a session's user. Not in the contexts views are
+/// planned in: `current_user()` in a view would otherwise answer with a user fixed there
+/// instead of the querying one, so it is refused in views for now.
+pub fn register_session(ctx: &SessionContext, user: &str) {
+    ctx.register_udf(ScalarUDF::from(CurrentUser::new(user)));
+}
+
+/// Hive's `current_user()`: the session's user, the authenticated one when a password mode
+/// is on.
+#[derive(Debug, PartialEq, Eq, Hash)]
+struct CurrentUser {
+    user: String,
+    signature: Signature,
+}
+
+impl CurrentUser {
+    fn new(user: &str) -> Self {
+        Self {
+            user: user.to_string(),
+            signature: Signature::exact(vec![], Volatility::Stable),
+        }
+    }
+}
+
+impl ScalarUDFImpl for CurrentUser {
+    fn name(&self) -> &str {
+        "current_user"
+    }
+
+    fn signature(&self) -> &Signature {
+        &self.signature
+    }
+
+    fn return_type(&self, _arg_types: &[DataType]) -> Result<DataType> {
+        Ok(DataType::Utf8)
+    }
+
+    fn invoke_with_args(&self, _args: ScalarFunctionArgs) -> Result<ColumnarValue> {
+        Ok(ColumnarValue::Scalar(ScalarValue::Utf8(Some(
+            self.user.clone(),
+        ))))
+    }
 }
 
 #[derive(Debug, PartialEq, Eq, Hash)]

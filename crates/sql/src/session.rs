@@ -251,6 +251,7 @@ impl Engine {
             .build();
         let ctx = SessionContext::new_with_state(state);
         crate::functions::register(&ctx);
+        crate::functions::register_session(&ctx, &opts.user);
         let mut session = SqlSession {
             handlers: self.handlers.clone(),
             owner: self.owner.clone(),

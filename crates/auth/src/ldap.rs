@@ -1,0 +1,225 @@
+//! Hive's LDAP mode: the user is who a simple bind with their password says they are. Bind
+//! names are built as Hive's provider builds them (`hive.server2.authentication.ldap.*`):
+//! a user given as a DN or as `name@domain` is used as is; otherwise `name@Domain` when a
+//! domain is set, else each `userDNPattern` with `%s` replaced, else `guidKey=name,baseDN`.
+//! Each URL is tried in order until one answers; each candidate name is bound until one
+//! succeeds. User input is escaped (RFC 4514) wherever it goes into a DN, and every connect
+//! and bind has a timeout, so an unreachable directory fails a login instead of hanging it.
+
+use std::time::Duration;
+
+use ldap3::{dn_escape, LdapConnAsync, LdapConnSettings};
+
+use crate::{AuthError, Authenticator};
+
+/// LDAP result code of a bind with wrong credentials.
+const INVALID_CREDENTIALS: u32 = 49;
+
+/// Where and how to bind (Hive's keys in brackets).
+#[derive(Debug, Clone)]
+pub struct LdapConfig {
+    /// Directory URLs, tried in order (`hive.server2.authentication.ldap.url`, space-separated).
+    pub urls: Vec<String>,
+    /// Base DN of users (`...ldap.baseDN`).
+    pub base_dn: Option<String>,
+    /// Domain appended to short names (`...ldap.Domain`).
+    pub domain: Option<String>,
+    /// Attribute naming a user under the base DN (`...ldap.guidKey`, default `uid`).
+    pub guid_key: String,
+    /// DN patterns with `%s` for the user (`...ldap.userDNPattern`, colon-separated).
+    pub user_dn_patterns: Vec<String>,
+    /// Time allowed for each connect and each bind.
+    pub timeout: Duration,
+}
+
+impl LdapConfig {
+    /// Checks what can be checked before the first login.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.urls.is_empty() {
+            return Err(
+                "hive.server2.authentication=LDAP needs hive.server2.authentication.ldap.url"
+                    .into(),
+            );
+        }
+        for url in &self.urls {
+            if !url.starts_with("ldap://") {
+                return Err(format!(
+                    "LDAP URL {url}: only ldap:// is supported (TLS to the directory, ldaps:// and StartTLS, is not built yet)"
+                ));
+            }
+        }
+        if let Some(p) = self.user_dn_patterns.iter().find(|p| !p.contains("%s")) {
+            return Err(format!(
+                "hive.server2.authentication.ldap.userDNPattern {p} has no %s"
+            ));
+        }
+        Ok(())
+    }
+
+    /// The names to bind as for `user`, in the order Hive's provider tries them.
+    pub fn candidates(&self, user: &str) -> Vec<String> {
+        if user.contains('=') || user.contains('@') {
+            return vec![user.to_string()];
+        }
+        if let Some(domain) = self.domain.as_deref().filter(|d| !d.is_empty()) {
+            return vec![format!("{user}@{domain}")];
+        }
+        let escaped = dn_escape(user);
+        if !self.user_dn_patterns.is_empty() {
+            return self
+                .user_dn_patterns
+                .iter()
+                .map(|p| p.replace("%s", &escaped))
+                .collect();
+        }
+        match self.base_dn.as_deref().filter(|b| !b.is_empty()) {
+            Some(base) => vec![format!("{}={escaped},{base}", self.guid_key)],
+            None => vec![user.to_string()],
+        }
+    }
+}
+
+/// Hive's LDAP authentication.
+#[derive(Debug)]
+pub struct LdapAuthenticator {
+    config: LdapConfig,
+}
+
+impl LdapAuthenticator {
+    /// An authenticator over `config` (checked with [`LdapConfig::validate`]).
+    pub fn new(config: LdapConfig) -> Result<Self, String> {
+        config.validate()?;
+        Ok(Self { config })
+    }
+
+    /// Binds each candidate name on one directory; `Ok(true)` when one bound.
+    async fn try_url(&self, url: &str, names: &[String], password: &str) -> Result<bool, String> {
+        let settings = LdapConnSettings::new().set_conn_timeout(self.config.timeout);
+        let (conn, mut ldap) = LdapConnAsync::with_settings(settings, url)
+            .await
+            .map_err(|e| format!("{url}: {e}"))?;
+        let driver = tokio::spawn(async move {
+            if let Err(e) = conn.drive().await {
+                tracing::debug!(error = %e, "LDAP connection ended");
+            }
+        });
+        let mut outcome = Ok(false);
+        for name in names {
+            let bind = tokio::time::timeout(self.config.timeout, ldap.simple_bind(name, password));
+            match bind.await {
+                Err(_) => {
+                    outcome = Err(format!("{url}: bind timed out"));
+                    break;
+                }
+                Ok(Err(e)) => {
+                    outcome = Err(format!("{url}: {e}"));
+                    break;
+                }
+                Ok(Ok(r)) if r.rc == 0 => {
+                    outcome = Ok(true);
+                    break;
+                }
+                Ok(Ok(r)) if r.rc == INVALID_CREDENTIALS => {}
+                Ok(Ok(r)) => tracing::info!(rc = r.rc, text = %r.text, "LDAP bind refused"),
+            }
+        }
+        let _ = tokio::time::timeout(self.config.timeout, ldap.unbind()).await;
+        driver.abort();
+        outcome
+    }
+}
+
+#[async_trait::async_trait]
+impl Authenticator for LdapAuthenticator {
+    fn mode(&self) -> &'static str {
+        "LDAP"
+    }
+
+    async fn authenticate(&self, user: &str, password: &str) -> Result<(), AuthError> {
+        let names = self.config.candidates(user);
+        let mut unreachable = Vec::new();
+        for url in &self.config.urls {
+            match self.try_url(url, &names, password).await {
+                Ok(true) => return Ok(()),
+                Ok(false) => {
+                    return Err(AuthError::Refused(format!(
+                        "Error validating LDAP user: {user}"
+                    )))
+                }
+                Err(e) => unreachable.push(e),
+            }
+        }
+        Err(AuthError::Unavailable(format!(
+            "no LDAP server answered: {}",
+            unreachable.join("; ")
+        )))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config() -> LdapConfig {
+        LdapConfig {
+            urls: vec!["ldap://127.0.0.1:1".into()],
+            base_dn: Some("ou=people,dc=apiary,dc=test".into()),
+            domain: None,
+            guid_key: "uid".into(),
+            user_dn_patterns: vec![],
+            timeout: Duration::from_secs(1),
+        }
+    }
+
+    #[test]
+    fn bind_names_follow_hive_and_escape_input() {
+        let c = config();
+        assert_eq!(
+            c.candidates("alice"),
+            ["uid=alice,ou=people,dc=apiary,dc=test"]
+        );
+        assert_eq!(
+            c.candidates("a,b+c"),
+            ["uid=a\\2cb\\2bc,ou=people,dc=apiary,dc=test"]
+        );
+        assert_eq!(c.candidates("cn=x,dc=y"), ["cn=x,dc=y"]);
+        let p = LdapConfig {
+            user_dn_patterns: vec!["uid=%s,ou=a,dc=t".into(), "cn=%s,ou=b,dc=t".into()],
+            ..config()
+        };
+        assert_eq!(
+            p.candidates("bob"),
+            ["uid=bob,ou=a,dc=t", "cn=bob,ou=b,dc=t"]
+        );
+        let d = LdapConfig {
+            domain: Some("corp.test".into()),
+            ..config()
+        };
+        assert_eq!(d.candidates("bob"), ["bob@corp.test"]);
+    }
+
+    #[test]
+    fn configuration_is_checked() {
+        assert!(config().validate().is_ok());
+        let none = LdapConfig {
+            urls: vec![],
+            ..config()
+        };
+        assert!(none.validate().is_err());
+        let tls = LdapConfig {
+            urls: vec!["ldaps://h".into()],
+            ..config()
+        };
+        assert!(tls.validate().is_err());
+    }
+
+    #[tokio::test]
+    async fn an_unreachable_directory_is_unavailable_not_refused() {
+        let a = LdapAuthenticator::new(config()).map_err(|e| e.to_string());
+        let Ok(a) = a else {
+            panic!("config refused");
+        };
+        let r = a.authenticate("alice", "pw").await;
+        assert!(matches!(r, Err(AuthError::Unavailable(_))), "{r:?}");
+    }
+}
