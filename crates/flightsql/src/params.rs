@@ -6,11 +6,10 @@ use arrow::array::{Array, ArrayRef, RecordBatch};
 use arrow::datatypes::DataType;
 use arrow::util::display::{ArrayFormatter, FormatOptions};
 
-/// Where the `?` placeholders of `sql` are (byte offsets), skipping quoted text, backquoted
-/// names and comments.
-pub(crate) fn placeholders(sql: &str) -> Vec<usize> {
+/// Calls `visit` with each byte offset of `sql` that is outside quoted text, backquoted names
+/// and comments.
+fn scan(sql: &str, mut visit: impl FnMut(usize)) {
     let bytes = sql.as_bytes();
-    let mut out = Vec::new();
     let mut i = 0;
     while i < bytes.len() {
         match bytes[i] {
@@ -36,12 +35,91 @@ pub(crate) fn placeholders(sql: &str) -> Vec<usize> {
                 }
                 i += 1;
             }
-            b'?' => out.push(i),
-            _ => {}
+            _ => visit(i),
         }
         i += 1;
     }
+}
+
+/// Where the `?` placeholders of `sql` are (byte offsets), skipping quoted text, backquoted
+/// names and comments.
+pub(crate) fn placeholders(sql: &str) -> Vec<usize> {
+    let bytes = sql.as_bytes();
+    let mut out = Vec::new();
+    scan(sql, |i| {
+        if bytes[i] == b'?' {
+            out.push(i);
+        }
+    });
     out
+}
+
+/// For `INSERT .. VALUES (..)` whose placeholders are all in its one VALUES tuple: the text
+/// before the tuple, the tuple, and the text after it (blanks and `;` only).
+fn values_tuple(sql: &str) -> Option<(&str, &str, &str)> {
+    let bytes = sql.as_bytes();
+    if !sql.trim_start().get(..6)?.eq_ignore_ascii_case("insert") {
+        return None;
+    }
+    let word = |i: usize| i == 0 || !(bytes[i - 1].is_ascii_alphanumeric() || bytes[i - 1] == b'_');
+    // Top-level positions: the last VALUES keyword, and every parenthesis.
+    let mut keyword = None;
+    let mut parens = Vec::new();
+    scan(sql, |i| {
+        if bytes[i] == b'(' || bytes[i] == b')' {
+            parens.push(i);
+        } else if word(i)
+            && sql
+                .get(i..i + 6)
+                .is_some_and(|w| w.eq_ignore_ascii_case("values"))
+        {
+            keyword = Some(i);
+        }
+    });
+    let after = keyword? + 6;
+    let open = after + sql[after..].len() - sql[after..].trim_start().len();
+    if bytes.get(open) != Some(&b'(') {
+        return None;
+    }
+    let mut depth = 0usize;
+    let mut close = None;
+    for &p in parens.iter().filter(|p| **p >= open) {
+        if bytes[p] == b'(' {
+            depth += 1;
+        } else {
+            depth = depth.checked_sub(1)?;
+            if depth == 0 {
+                close = Some(p);
+                break;
+            }
+        }
+    }
+    let close = close?;
+    let rest = &sql[close + 1..];
+    if !rest.chars().all(|c| c.is_whitespace() || c == ';') {
+        return None;
+    }
+    if placeholders(sql).iter().any(|p| *p < open || *p > close) {
+        return None;
+    }
+    Some((&sql[..open], &sql[open..=close], rest))
+}
+
+/// The statements that run `sql` for every row of `params`: one `INSERT .. VALUES` holding
+/// every row's tuple when the statement is one (so the rows land together or not at all, as
+/// one INSERT), otherwise the statement once per row.
+pub(crate) fn bind_all(sql: &str, params: &RecordBatch) -> Result<Vec<String>, String> {
+    if params.num_rows() > 1 {
+        if let Some((head, tuple, tail)) = values_tuple(sql) {
+            let tuples = (0..params.num_rows())
+                .map(|row| bind(tuple, params, row))
+                .collect::<Result<Vec<_>, _>>()?;
+            return Ok(vec![format!("{head}{}{tail}", tuples.join(", "))]);
+        }
+    }
+    (0..params.num_rows())
+        .map(|row| bind(sql, params, row))
+        .collect()
 }
 
 /// `sql` with its placeholders replaced by row `row` of `params`.
@@ -177,5 +255,34 @@ mod tests {
             "insert into t values (NULL, 'x', (0.5), NULL)"
         );
         assert!(bind("select ?", &batch, 0).is_err());
+    }
+
+    #[test]
+    fn many_rows_of_an_insert_become_one_statement() {
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("a", DataType::Int64, true),
+            Field::new("b", DataType::Utf8, true),
+        ]));
+        let batch = RecordBatch::try_new(
+            schema,
+            vec![
+                Arc::new(Int64Array::from(vec![Some(1), None])),
+                Arc::new(StringArray::from(vec![Some("x)"), Some("y")])),
+            ],
+        )
+        .map_err(|e| e.to_string());
+        let Ok(batch) = batch else {
+            panic!("batch");
+        };
+        let one = bind_all("INSERT INTO t VALUES (?, ?);", &batch);
+        assert_eq!(one.as_ref().map(Vec::len), Ok(1), "{one:?}");
+        let text = one.unwrap_or_default().concat();
+        assert!(text.starts_with("INSERT INTO t VALUES ("), "{text}");
+        assert_eq!(text.matches("), (").count(), 1, "{text}");
+        // A marker outside the tuple, or a statement that is not an INSERT: once per row.
+        let per_row = bind_all("INSERT INTO t SELECT ?, ? FROM x", &batch);
+        assert_eq!(per_row.map(|v| v.len()), Ok(2));
+        let per_row = bind_all("select 'values (?)', ?, ?", &batch);
+        assert_eq!(per_row.map(|v| v.len()), Ok(2));
     }
 }

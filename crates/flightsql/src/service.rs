@@ -539,9 +539,10 @@ impl arrow_flight::sql::server::FlightSqlService for ApiaryFlightSql {
         match params {
             None => self.run_update(&session, &sql).await?,
             Some(rows) => {
-                for row in 0..rows.num_rows() {
-                    let text =
-                        crate::params::bind(&sql, &rows, row).map_err(Status::invalid_argument)?;
+                // Many rows of an INSERT .. VALUES run as one INSERT: all land or none.
+                for text in
+                    crate::params::bind_all(&sql, &rows).map_err(Status::invalid_argument)?
+                {
                     self.run_update(&session, &text).await?;
                 }
             }
