@@ -6,6 +6,7 @@
 //! the query back instead of growing the server's memory. The operation is FINISHED as soon as
 //! results can be fetched; the rest of the result is produced as the client fetches.
 
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -237,6 +238,9 @@ pub struct Operation {
     cancel: CancellationToken,
     /// Set once a task's work has ended.
     settled: watch::Sender<bool>,
+    /// A client asked to cancel a running task: its outcome decides the state (a task that
+    /// finished before the interrupt reached it is FINISHED, one that settled is CANCELED).
+    cancel_requested: std::sync::atomic::AtomicBool,
     last_access: Mutex<Instant>,
 }
 
@@ -307,6 +311,7 @@ impl Operation {
             }),
             cancel: CancellationToken::new(),
             settled: watch::channel(false).0,
+            cancel_requested: Default::default(),
             last_access: Mutex::new(Instant::now()),
         })
     }
@@ -466,12 +471,23 @@ impl Operation {
                 let result = op.run_task(task).await;
                 match result {
                     Ok(Ok(())) => {
+                        if op.cancel_requested.load(Ordering::SeqCst) {
+                            op.log(
+                                "INFO",
+                                "The statement had finished before the cancel reached it",
+                            );
+                        }
                         op.progress.lock().complete = true;
                         op.log("INFO", "OK");
                         op.transition(OperationState::Finished, None);
                     }
-                    // Cancelled by the client: the state says so already.
+                    // Closed (or cancelled before it ran): the state says so already.
                     Ok(Err(SqlError::Cancelled)) if op.state() != OperationState::Running => {}
+                    Ok(Err(SqlError::Cancelled)) if op.cancel_requested.load(Ordering::SeqCst) => {
+                        if op.transition(OperationState::Canceled, None) {
+                            op.log("INFO", "Query was cancelled");
+                        }
+                    }
                     Ok(Err(SqlError::Cancelled)) => {
                         let secs = op.timeout.map(|t| t.as_secs()).unwrap_or(0);
                         op.fail(&GatewayError::Timeout(secs));
@@ -719,12 +735,21 @@ impl Operation {
         ))
     }
 
-    /// Cancels the operation: stops DataFusion's work and drops buffered results.
+    /// Cancels the operation: stops DataFusion's work and drops buffered results. A running
+    /// task is interrupted and its outcome decides the state (it may have finished first);
+    /// a finished task stays FINISHED: what it did is done.
     pub fn cancel(&self) -> Result<(), GatewayError> {
         self.touch();
+        let task = matches!(self.source, ResultSource::Task(_));
         match self.state() {
             OperationState::Closed => Err(self.invalid_handle()),
             OperationState::Canceled | OperationState::Error | OperationState::TimedOut => Ok(()),
+            OperationState::Finished if task => Ok(()),
+            OperationState::Running if task => {
+                self.cancel_requested.store(true, Ordering::SeqCst);
+                self.cancel.cancel();
+                Ok(())
+            }
             _ => {
                 self.cancel.cancel();
                 if self.transition(OperationState::Canceled, None) {

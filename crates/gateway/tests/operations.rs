@@ -171,6 +171,22 @@ async fn ctas_runs_as_its_operation_and_a_cancel_undoes_it() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancel_after_a_ddl_finished_leaves_it_finished() {
+    let f = fixture(GatewayConfig::default()).await;
+    let op = run(&f, "CREATE TABLE done_before (a INT)", true, 0)
+        .await
+        .unwrap();
+    assert_eq!(op.wait_ready().await, OperationState::Finished);
+    // What the DDL did is done: the state must not claim otherwise.
+    f.gateway.cancel_operation(&op.handle()).await.unwrap();
+    assert_eq!(op.state(), OperationState::Finished);
+    let q = run(&f, "SELECT count(*) FROM done_before", false, 0)
+        .await
+        .unwrap();
+    assert_eq!(values(&q.fetch(10, false).await.unwrap()), vec![0]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_failing_task_ends_in_error_with_hive_text() {
     let f = fixture(GatewayConfig::default()).await;
     run(&f, "CREATE TABLE t (a INT)", false, 0).await.unwrap();
