@@ -11,7 +11,8 @@ import pytest
 from TCLIService import ttypes as T
 
 import clients
-from test_jdbc_handler import metastore, pg, props, remote_tables, rows, tables_in_catalog  # noqa: F401 (pg is a fixture)
+from test_jdbc_handler import (  # noqa: F401 (pg and maria are fixtures)
+    maria, maria_props, maria_tables, metastore, pg, props, remote_tables, rows, tables_in_catalog)
 from test_operations import ENDLESS, execute, state, wait_for
 
 
@@ -130,3 +131,66 @@ def test_ddl_with_run_async_reports_its_error_on_poll(raw):
     st = wait_for(client, resp.operationHandle, [T.TOperationState.ERROR_STATE])
     assert "Duplicate column name: a" in st.errorMessage
     assert st.errorCode == 10036 and st.sqlState == "42000"
+
+
+class MariaGlobalLock:
+    """A mariadb client session holding FLUSH TABLES WITH READ LOCK: every other session's DDL
+    waits on it until this session ends."""
+
+    def __init__(self, m):
+        self.m = m
+        self.proc = subprocess.Popen(m._client() + ["remote"], stdin=subprocess.PIPE,
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, text=True)
+        self.proc.stdin.write("FLUSH TABLES WITH READ LOCK;\nSELECT SLEEP(120);\n")
+        self.proc.stdin.flush()
+        deadline = time.time() + 10
+        while time.time() < deadline:
+            if "SLEEP(120)" in m.sql("SELECT info FROM information_schema.processlist"):
+                return
+            time.sleep(0.1)
+        raise AssertionError("the global read lock was not taken")
+
+    def release(self):
+        self.proc.kill()
+        self.proc.wait(10)
+
+
+def maria_waiting(m, name):
+    """MariaDB threads whose statement creates `name`."""
+    return int(m.sql("SELECT count(*) FROM information_schema.processlist "
+                     f"WHERE info LIKE 'CREATE TABLE%{name}%'").strip() or 0)
+
+
+def test_cancelled_mariadb_create_leaves_no_remote_table(server, raw, maria):
+    """MySQL commits DDL by itself, so a cancelled CREATE must be stopped on the server before
+    it is undone; otherwise it would complete once the lock goes, after the undo, and leave a
+    remote table no catalog row or journal entry knows of."""
+    client, session, conn = raw
+    table, remote = "maria_async", "maria_async_remote"
+    lock = MariaGlobalLock(maria)
+    try:
+        sql = f"CREATE TABLE {table} (id INT, v STRING) STORED BY JDBC " + maria_props(maria, remote)
+        op = execute(client, session, sql).operationHandle
+        deadline = time.time() + 10
+        while maria_waiting(maria, remote) == 0 and time.time() < deadline:
+            time.sleep(0.1)
+        assert maria_waiting(maria, remote) == 1, "the remote CREATE is not waiting on the lock"
+        assert state(client, op).operationState == T.TOperationState.RUNNING_STATE
+        r = client.CancelOperation(T.TCancelOperationReq(operationHandle=op))
+        assert r.status.statusCode == T.TStatusCode.SUCCESS_STATUS
+        assert state(client, op).operationState == T.TOperationState.CANCELED_STATE
+        client.CloseOperation(T.TCloseOperationReq(operationHandle=op))
+        assert maria_waiting(maria, remote) == 0, "the remote CREATE still runs after the cancel"
+        cur = conn.cursor()
+        assert table not in tables_in_catalog(cur)
+        tables, intents = metastore(server)
+        assert table not in tables and intents == 0
+    finally:
+        lock.release()
+    time.sleep(1.0)
+    assert remote not in maria_tables(maria)
+    cur = conn.cursor()
+    cur.execute(f"CREATE TABLE {table} (id INT, v STRING) STORED BY JDBC " + maria_props(maria, remote))
+    assert table in tables_in_catalog(cur) and remote in maria_tables(maria)
+    cur.execute(f"DROP TABLE {table}")
+    assert remote not in maria_tables(maria)

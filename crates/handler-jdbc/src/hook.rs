@@ -101,6 +101,9 @@ impl MetaHook for JdbcHook {
             return Ok(());
         }
         let remote = remote_of_table(table)?;
+        // An interrupted CREATE may still be running remotely (MySQL commits DDL by itself):
+        // stop it first, or it could complete after this undo.
+        remote.db.stop_tagged(&tag(op)).await?;
         if self.object_state(table, op).await? == ObjectState::CreatedBy {
             drop_remote(&remote).await?;
         }

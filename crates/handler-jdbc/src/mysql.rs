@@ -93,6 +93,9 @@ impl Mysql {
     }
 }
 
+/// Rounds of 100 ms that [`RemoteDb::stop_tagged`] waits for killed statements to end.
+const STOP_WAIT_ROUNDS: usize = 100;
+
 /// A MySQL transaction; dropping the connection rolls it back.
 struct MyTxn(mysql_async::Conn);
 
@@ -141,6 +144,34 @@ impl RemoteDb for Mysql {
             columns.join(", "),
             literal(Kind::Mysql, tag)
         )]
+    }
+
+    async fn stop_tagged(&self, tag: &str) -> HandlerResult<()> {
+        let mut conn = self.connect().await?;
+        let find = format!(
+            "SELECT id FROM information_schema.processlist WHERE id <> CONNECTION_ID() \
+             AND INSTR(info, {}) > 0",
+            literal(Kind::Mysql, tag)
+        );
+        // Killing the statement's connection ends it wherever it is (waiting on a lock, or
+        // copying); the thread goes soon after, which the loop waits for.
+        for _ in 0..STOP_WAIT_ROUNDS {
+            let running: Vec<u64> = conn.query(find.as_str()).await.map_err(my_err)?;
+            if running.is_empty() {
+                return Ok(());
+            }
+            for id in running {
+                tracing::info!(thread = id, "stopping an interrupted remote statement");
+                if let Err(e) = conn.query_drop(format!("KILL {id}")).await {
+                    // Gone in between: nothing to stop.
+                    tracing::debug!(thread = id, error = %e, "KILL failed");
+                }
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+        Err(remote_err(format!(
+            "an interrupted remote statement tagged {tag} is still running on MySQL after KILL"
+        )))
     }
 
     async fn columns(&self, name: &RemoteName) -> HandlerResult<Option<Vec<String>>> {

@@ -56,6 +56,14 @@ pub(crate) trait RemoteDb: Send + Sync {
         vec![format!("DROP TABLE IF EXISTS {}", name.sql())]
     }
 
+    /// Stops statements still running on the remote server that carry `tag` (an interrupted
+    /// CREATE whose client went away), and waits until they are gone, so an undo that follows
+    /// cannot be overtaken by them. Databases with transactional DDL need nothing: a statement
+    /// whose client left never commits.
+    async fn stop_tagged(&self, _tag: &str) -> HandlerResult<()> {
+        Ok(())
+    }
+
     /// A table's columns, in order, or None when it does not exist.
     async fn columns(&self, name: &RemoteName) -> HandlerResult<Option<Vec<String>>>;
 
