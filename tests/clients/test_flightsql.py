@@ -4,6 +4,7 @@ pyarrow.flight client. Values are checked one by one against what a HiveServer2 
 for the same query; DDL and INSERT cross between the two front ends; cancel, refused tokens
 and vanished clients leave the server as it was."""
 
+import socket
 import threading
 import time
 
@@ -291,6 +292,39 @@ def test_closing_a_connection_closes_its_session():
         with pytest.raises(fl.FlightUnauthenticatedError):
             client.get_flight_info(flight.statement_query("SELECT 1"), options)
         client.close()
+    finally:
+        srv.stop()
+
+
+def test_connection_cap_and_silent_sockets():
+    """Past the port's connection limit a new client is refused and the server goes on; a
+    socket that never speaks loses its slot at the login timeout; a live client idle longer
+    than the idle timeout keeps working (the server's pings, or a reconnect with its token)."""
+    srv = Server("--hiveconf", "hive.server2.thrift.max.worker.threads=2",
+                 "--hiveconf", "hive.server2.thrift.login.timeout=2s",
+                 "--hiveconf", "apiary.connection.idle.timeout=3s")
+    try:
+        silent = [socket.create_connection(("127.0.0.1", srv.flight_port)) for _ in range(2)]
+        time.sleep(0.3)
+        with pytest.raises(fl.FlightError):
+            client = fl.FlightClient(f"grpc://127.0.0.1:{srv.flight_port}")
+            client.authenticate_basic_token("carol", "pw", fl.FlightCallOptions(timeout=5))
+        # The silent sockets are closed by the server once the login timeout has passed.
+        # (The server's HTTP/2 preface, SETTINGS, arrives first.)
+        for s in silent:
+            s.settimeout(10)
+            while s.recv(4096):
+                pass
+            s.close()
+        conn = flight.adbc_connect(srv)
+        cur = conn.cursor()
+        cur.execute("SELECT 1 AS one")
+        assert cur.fetchall() == [(1,)]
+        time.sleep(5)  # longer than the idle timeout, with nothing to send
+        cur.execute("SELECT 2 AS two")
+        assert cur.fetchall() == [(2,)]
+        conn.close()
+        assert srv.alive()
     finally:
         srv.stop()
 

@@ -363,6 +363,11 @@ impl ServerConfig {
             port: self.number("apiary.flightsql.port")?,
             max_message_size: self.number("hive.server2.thrift.max.message.size")?,
             shutdown_grace: Duration::from_secs(5),
+            max_connections: self
+                .number::<usize>("hive.server2.thrift.max.worker.threads")?
+                .max(1),
+            login_timeout: self.duration("hive.server2.thrift.login.timeout", "s")?,
+            idle_timeout: self.duration("apiary.connection.idle.timeout", "s")?,
         }))
     }
 

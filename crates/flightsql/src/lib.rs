@@ -14,6 +14,7 @@
 
 #![warn(missing_docs)]
 
+mod conn;
 mod params;
 mod service;
 mod types;
@@ -41,6 +42,15 @@ pub struct FlightSqlConfig {
     pub max_message_size: usize,
     /// Time given to open streams to finish at shutdown.
     pub shutdown_grace: Duration,
+    /// Most connections open at once (`hive.server2.thrift.max.worker.threads`, as for each
+    /// HiveServer2 transport); more are closed at accept.
+    pub max_connections: usize,
+    /// Time a new connection has to send its first bytes (`hive.server2.thrift.login.timeout`).
+    pub login_timeout: Duration,
+    /// A connection from which nothing arrives for this long is closed
+    /// (`apiary.connection.idle.timeout`); the server's HTTP/2 pings keep a live client's
+    /// connection open, and a client whose connection closed reconnects with its token.
+    pub idle_timeout: Duration,
 }
 
 impl Default for FlightSqlConfig {
@@ -50,6 +60,9 @@ impl Default for FlightSqlConfig {
             port: 10003,
             max_message_size: 104_857_600,
             shutdown_grace: Duration::from_secs(5),
+            max_connections: 500,
+            login_timeout: Duration::from_secs(20),
+            idle_timeout: Duration::from_secs(3600),
         }
     }
 }
@@ -98,10 +111,19 @@ impl FlightSqlEndpoint {
             .max_encoding_message_size(config.max_message_size);
         let shutdown = CancellationToken::new();
         let stop = shutdown.clone();
-        let incoming =
-            tonic::transport::server::TcpIncoming::from(listener).with_nodelay(Some(true));
+        let incoming = conn::incoming(
+            listener,
+            config.max_connections,
+            config.login_timeout,
+            config.idle_timeout,
+        );
+        // Pings well inside the idle timeout: a live client's answers are the traffic that
+        // keeps its connection; one that does not answer is closed by the ping timeout.
+        let ping = (config.idle_timeout / 3).clamp(Duration::from_secs(1), Duration::from_secs(60));
         let task = tokio::spawn(async move {
             let served = tonic::transport::Server::builder()
+                .http2_keepalive_interval(Some(ping))
+                .http2_keepalive_timeout(Some(Duration::from_secs(20)))
                 .add_service(service)
                 .serve_with_incoming_shutdown(incoming, stop.cancelled_owned())
                 .await;
