@@ -194,3 +194,26 @@ def test_cancelled_mariadb_create_leaves_no_remote_table(server, raw, maria):
     assert table in tables_in_catalog(cur) and remote in maria_tables(maria)
     cur.execute(f"DROP TABLE {table}")
     assert remote not in maria_tables(maria)
+
+
+def test_msck_runs_async_and_returns_its_lines(server, raw):
+    """MSCK REPAIR TABLE is an operation like other DDL (runAsync, a state to poll) whose
+    result set is the lines naming the partitions it added."""
+    client, session, conn = raw
+    cur = conn.cursor()
+    cur.execute("CREATE TABLE msck_async (a INT) PARTITIONED BY (p STRING)")
+    table_dir = os.path.join(server.data, "d", "warehouse", "msck_async")
+    for p in ("one", "two"):
+        os.makedirs(os.path.join(table_dir, f"p={p}"))
+    op = execute(client, session, "MSCK REPAIR TABLE msck_async").operationHandle
+    assert op.hasResultSet
+    wait_for(client, op, [T.TOperationState.FINISHED_STATE])
+    r = client.FetchResults(T.TFetchResultsReq(operationHandle=op, orientation=T.TFetchOrientation.FETCH_NEXT,
+                                               maxRows=10))
+    lines = r.results.columns[0].stringVal.values
+    assert [v.decode() if isinstance(v, bytes) else v for v in lines] == [
+        "Repair: Added partition to metastore default.msck_async:p=one",
+        "Repair: Added partition to metastore default.msck_async:p=two"]
+    client.CloseOperation(T.TCloseOperationReq(operationHandle=op))
+    assert rows(cur, "SHOW PARTITIONS msck_async") == [("p=one",), ("p=two",)]
+    cur.execute("DROP TABLE msck_async")

@@ -315,10 +315,13 @@ impl Gateway {
                 (Some(schema), ResultSource::Rows(Arc::new(batches)))
             }
             Ok(Prepared::Done) => (None, ResultSource::Empty),
-            Ok(Prepared::Task(task)) => (
-                None,
-                ResultSource::Task(Arc::new(parking_lot::Mutex::new(Some(task)))),
-            ),
+            Ok(Prepared::Task(task)) => {
+                let output = task.output();
+                (
+                    output.as_ref().map(|o| o.schema().clone()),
+                    ResultSource::Task(Arc::new(parking_lot::Mutex::new(Some(task))), output),
+                )
+            }
             Err(e) => return Err(GatewayError::Sql(e)),
         };
         let op = Operation::new(

@@ -10,7 +10,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use apiary_sql::{QueryPlan, SqlError, Task, TASK_SETTLE};
+use apiary_sql::{QueryPlan, SqlError, Task, TaskOutput, TASK_SETTLE};
 use arrow::array::RecordBatch;
 use arrow::datatypes::SchemaRef;
 use std::panic::AssertUnwindSafe;
@@ -178,9 +178,10 @@ pub enum ResultSource {
     Plan(Box<QueryPlan>),
     /// Rows computed up front.
     Rows(Arc<Vec<RecordBatch>>),
-    /// Work without a result set (INSERT, CTAS) that runs as the operation, so it can run
-    /// asynchronously, time out and be cancelled; taken by the first run.
-    Task(Arc<Mutex<Option<Task>>>),
+    /// Work that runs as the operation (DDL, INSERT, CTAS, MSCK), so it can run
+    /// asynchronously, time out and be cancelled; taken by the first run. A task with a result
+    /// set (MSCK) fills its output, which is fetched once it has finished.
+    Task(Arc<Mutex<Option<Task>>>, Option<TaskOutput>),
     /// No result set.
     Empty,
 }
@@ -462,7 +463,8 @@ impl Operation {
             self.transition(OperationState::Finished, None);
             return;
         }
-        if let ResultSource::Task(task) = &self.source {
+        if let ResultSource::Task(task, output) = &self.source {
+            let has_rows = output.is_some();
             let Some(task) = task.lock().take() else {
                 return;
             };
@@ -477,9 +479,16 @@ impl Operation {
                                 "The statement had finished before the cancel reached it",
                             );
                         }
-                        op.progress.lock().complete = true;
-                        op.log("INFO", "OK");
-                        op.transition(OperationState::Finished, None);
+                        if has_rows {
+                            // Its rows are fetched like any result; the producer finishes
+                            // the operation once they are buffered.
+                            let mut reader = op.reader.lock().await;
+                            op.spawn_producer(&mut reader, false);
+                        } else {
+                            op.progress.lock().complete = true;
+                            op.log("INFO", "OK");
+                            op.transition(OperationState::Finished, None);
+                        }
                     }
                     // Closed (or cancelled before it ran): the state says so already.
                     Ok(Err(SqlError::Cancelled)) if op.state() != OperationState::Running => {}
@@ -544,7 +553,7 @@ impl Operation {
     /// Waits until the operation's work has ended (a cancelled task has settled); at once for
     /// queries, whose work stops when cancelled.
     pub async fn settled(&self) {
-        if !matches!(self.source, ResultSource::Task(_)) {
+        if !matches!(self.source, ResultSource::Task(..)) {
             return;
         }
         let mut rx = self.settled.subscribe();
@@ -615,7 +624,11 @@ impl Operation {
                 let batches: Vec<_> = batches.iter().cloned().map(Ok).collect();
                 Box::pin(futures::stream::iter(batches))
             }
-            ResultSource::Empty | ResultSource::Task(_) => return,
+            ResultSource::Task(_, Some(output)) => {
+                let batches: Vec<_> = output.rows().into_iter().map(Ok).collect();
+                Box::pin(futures::stream::iter(batches))
+            }
+            ResultSource::Empty | ResultSource::Task(_, None) => return,
         };
         let mut ready = rerun;
         let mut rows: u64 = 0;
@@ -740,7 +753,7 @@ impl Operation {
     /// a finished task stays FINISHED: what it did is done.
     pub fn cancel(&self) -> Result<(), GatewayError> {
         self.touch();
-        let task = matches!(self.source, ResultSource::Task(_));
+        let task = matches!(self.source, ResultSource::Task(..));
         match self.state() {
             OperationState::Closed => Err(self.invalid_handle()),
             OperationState::Canceled | OperationState::Error | OperationState::TimedOut => Ok(()),

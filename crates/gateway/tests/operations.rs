@@ -187,6 +187,63 @@ async fn a_cancel_after_a_ddl_finished_leaves_it_finished() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn msck_runs_as_a_task_with_its_lines_as_the_result() {
+    let f = fixture(GatewayConfig::default()).await;
+    run(
+        &f,
+        "CREATE TABLE pt (a INT) PARTITIONED BY (p STRING)",
+        false,
+        0,
+    )
+    .await
+    .unwrap();
+    for p in ["x", "y"] {
+        std::fs::create_dir_all(f._dir.path().join("wh").join("pt").join(format!("p={p}")))
+            .unwrap();
+    }
+    let op = run(&f, "MSCK REPAIR TABLE pt", true, 0).await.unwrap();
+    assert!(op.has_result_set());
+    assert_eq!(op.wait_ready().await, OperationState::Finished);
+    let rows = op.fetch(10, false).await.unwrap();
+    let lines: Vec<String> = rows
+        .batches
+        .iter()
+        .flat_map(|b| {
+            let a = b
+                .column(0)
+                .as_any()
+                .downcast_ref::<arrow::array::StringArray>()
+                .unwrap();
+            a.iter()
+                .map(|v| v.unwrap_or_default().to_string())
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    assert_eq!(
+        lines,
+        vec![
+            "Repair: Added partition to metastore default.pt:p=x",
+            "Repair: Added partition to metastore default.pt:p=y"
+        ]
+    );
+    // FETCH_FIRST reads the same lines again; a second repair finds nothing new.
+    assert_eq!(
+        op.fetch(10, true)
+            .await
+            .unwrap()
+            .batches
+            .iter()
+            .map(|b| b.num_rows())
+            .sum::<usize>(),
+        2
+    );
+    let again = run(&f, "MSCK REPAIR TABLE pt", false, 0).await.unwrap();
+    assert_eq!(again.state(), OperationState::Finished);
+    let more = again.fetch(10, false).await.unwrap();
+    assert_eq!(more.batches.iter().map(|b| b.num_rows()).sum::<usize>(), 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_failing_task_ends_in_error_with_hive_text() {
     let f = fixture(GatewayConfig::default()).await;
     run(&f, "CREATE TABLE t (a INT)", false, 0).await.unwrap();

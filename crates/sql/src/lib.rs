@@ -28,5 +28,5 @@ pub use apiary_storage::types;
 pub use error::SqlError;
 pub use prepared::{execute, Prepared, QueryPlan, RowStream};
 pub use session::{Engine, EngineOptions, SessionOptions, SqlSession};
-pub use task::{Task, TASK_SETTLE};
+pub use task::{Task, TaskOutput, TASK_SETTLE};
 pub use types::HiveType;

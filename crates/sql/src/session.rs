@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use arrow::datatypes::SchemaRef;
+use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use std::path::{Path, PathBuf};
 
 use apiary_metastore::{Database, Metastore};
@@ -30,7 +30,7 @@ use crate::prepared::{string_rows, Prepared, QueryPlan};
 use crate::rewrite;
 use crate::statement::Scope;
 use crate::substitute::substitute;
-use crate::task::Task;
+use crate::task::{Task, TaskOutput};
 
 /// The key bounding how deeply a statement's expressions and queries nest.
 pub const MAX_NESTING_KEY: &str = "apiary.sql.max.nesting.depth";
@@ -530,20 +530,22 @@ impl SqlSession {
         &mut self,
         stmt: crate::ddl::HiveStatement,
     ) -> Result<Prepared, SqlError> {
-        // MSCK runs now too: its result is the rows naming what it added (Hive's result set),
-        // which a task cannot return yet.
-        if stmt.is_read_only()
-            || matches!(
-                stmt,
-                crate::ddl::HiveStatement::Insert { .. } | crate::ddl::HiveStatement::MsckRepair(_)
-            )
-        {
+        if stmt.is_read_only() || matches!(stmt, crate::ddl::HiveStatement::Insert { .. }) {
             let scope: &mut dyn Scope = self;
             return scope.run_hive(stmt).await;
         }
         let mut fork = self.fork();
         let notes = fork.notes.clone();
-        Ok(Prepared::Task(Task::cooperative(notes, move |interrupt| {
+        // MSCK's result set is the lines naming what it added.
+        let output = matches!(stmt, crate::ddl::HiveStatement::MsckRepair(_)).then(|| {
+            TaskOutput::new(Arc::new(Schema::new(vec![Field::new(
+                "result",
+                DataType::Utf8,
+                true,
+            )])))
+        });
+        let sink = output.clone();
+        let task = Task::cooperative(notes, move |interrupt| {
             Box::pin(async move {
                 fork.interrupt = interrupt;
                 if fork.interrupt.is_cancelled() {
@@ -552,10 +554,17 @@ impl SqlSession {
                 let scope: &mut dyn Scope = &mut fork;
                 match scope.run_hive(stmt).await? {
                     Prepared::Task(inner) => inner.run(fork.interrupt.clone()).await,
-                    Prepared::Query { .. } | Prepared::Rows { .. } | Prepared::Done => Ok(()),
+                    Prepared::Rows { batches, .. } => {
+                        if let Some(sink) = &sink {
+                            sink.set(batches);
+                        }
+                        Ok(())
+                    }
+                    Prepared::Query { .. } | Prepared::Done => Ok(()),
                 }
             })
-        })))
+        });
+        Ok(Prepared::Task(task.with_output(output)))
     }
 
     /// The deepest nesting of expressions and queries a statement may have: a server

@@ -3,6 +3,8 @@
 
 use std::sync::Arc;
 
+use arrow::array::RecordBatch;
+use arrow::datatypes::SchemaRef;
 use tokio_util::sync::CancellationToken;
 
 use crate::error::SqlError;
@@ -29,6 +31,40 @@ type TaskWork = Box<
 pub struct Task {
     work: TaskWork,
     notes: Arc<parking_lot::Mutex<Vec<String>>>,
+    output: Option<TaskOutput>,
+}
+
+/// The result set of a task that has one (MSCK's lines): its schema is known when the
+/// statement compiles, its rows once the task has finished.
+#[derive(Debug, Clone)]
+pub struct TaskOutput {
+    schema: SchemaRef,
+    rows: Arc<parking_lot::Mutex<Vec<RecordBatch>>>,
+}
+
+impl TaskOutput {
+    /// An empty result with `schema`.
+    pub(crate) fn new(schema: SchemaRef) -> Self {
+        Self {
+            schema,
+            rows: Default::default(),
+        }
+    }
+
+    /// The result's schema.
+    pub fn schema(&self) -> &SchemaRef {
+        &self.schema
+    }
+
+    /// Sets the rows (the task's work does, before it ends).
+    pub(crate) fn set(&self, batches: Vec<RecordBatch>) {
+        *self.rows.lock() = batches;
+    }
+
+    /// The rows, once the task has finished.
+    pub fn rows(&self) -> Vec<RecordBatch> {
+        self.rows.lock().clone()
+    }
 }
 
 impl std::fmt::Debug for Task {
@@ -71,8 +107,20 @@ impl Task {
     ) -> Self {
         Self {
             work: Box::new(work),
+            output: None,
             notes,
         }
+    }
+
+    /// The task with a result set, which its work fills.
+    pub(crate) fn with_output(mut self, output: Option<TaskOutput>) -> Self {
+        self.output = output;
+        self
+    }
+
+    /// The task's result set, if it has one.
+    pub fn output(&self) -> Option<TaskOutput> {
+        self.output.clone()
     }
 
     /// Runs the work; `interrupt` is cancelled to make it settle.

@@ -9,8 +9,13 @@ impl dyn Scope {
             return Ok(Prepared::Done);
         }
         let root = write::local_dir(table.sd.location.as_deref().unwrap_or(""))?;
-        let mut found = Vec::new();
-        collect_partition_dirs(&root, String::new(), table.partition_keys.len(), &mut found);
+        let depth = table.partition_keys.len();
+        let found = blocking(move || {
+            let mut found = Vec::new();
+            collect_partition_dirs(&root, String::new(), depth, &mut found);
+            Ok::<_, SqlError>(found)
+        })
+        .await?;
         let values = apiary_storage::native::partition_values_of(&found, &table.partition_keys);
         let known: Vec<Vec<String>> = self
             .metastore()
@@ -34,6 +39,10 @@ impl dyn Scope {
                 )
             })
             .collect();
+        // Cancelled while it walked the folders: nothing has changed yet.
+        if self.interrupt().is_cancelled() {
+            return Err(SqlError::Cancelled);
+        }
         self.metastore()
             .add_partitions(&table.database, &table.name, &new, true)
             .await?;
