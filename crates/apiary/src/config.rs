@@ -74,7 +74,7 @@ pub const KEYS: &[(&str, &str, &str)] = &[
     (
         "apiary.authentication.ldap.timeout",
         "10s",
-        "LDAP: time allowed for each connect and each bind",
+        "LDAP: time allowed for a whole login (every URL and bind it tries); keep it below hive.server2.thrift.login.timeout",
     ),
     (
         "hive.server2.idle.session.timeout",

@@ -28,7 +28,7 @@ pub struct LdapConfig {
     pub guid_key: String,
     /// DN patterns with `%s` for the user (`...ldap.userDNPattern`, colon-separated).
     pub user_dn_patterns: Vec<String>,
-    /// Time allowed for each connect and each bind.
+    /// Time allowed for a whole login (every connect and bind it tries).
     pub timeout: Duration,
 }
 
@@ -136,6 +136,21 @@ impl Authenticator for LdapAuthenticator {
     }
 
     async fn authenticate(&self, user: &str, password: &str) -> Result<(), AuthError> {
+        // One deadline for the whole login (every URL and name), so a slow directory fails
+        // the login with an answer inside the client's login timeout.
+        match tokio::time::timeout(self.config.timeout, self.bind_any(user, password)).await {
+            Ok(r) => r,
+            Err(_) => Err(AuthError::Unavailable(format!(
+                "the LDAP servers did not answer within {} s",
+                self.config.timeout.as_secs()
+            ))),
+        }
+    }
+}
+
+impl LdapAuthenticator {
+    /// Tries each URL, then each bind name on it, until one bind succeeds.
+    async fn bind_any(&self, user: &str, password: &str) -> Result<(), AuthError> {
         let names = self.config.candidates(user);
         let mut unreachable = Vec::new();
         for url in &self.config.urls {

@@ -37,7 +37,8 @@ pub fn check_blank(user: &str, password: &str) -> Result<(), AuthError> {
     if user.trim().is_empty() {
         return Err(AuthError::Refused("No user name provided".into()));
     }
-    if password.is_empty() {
+    // A password starting with NUL is as good as none to some directories.
+    if password.is_empty() || password.starts_with('\0') {
         return Err(AuthError::Refused(
             "Error validating LDAP user: a null or blank password has been provided".into(),
         ));
@@ -57,6 +58,10 @@ mod tests {
             Err(AuthError::Refused(_))
         ));
         assert!(matches!(check_blank("bob", ""), Err(AuthError::Refused(_))));
+        assert!(matches!(
+            check_blank("bob", "\0x"),
+            Err(AuthError::Refused(_))
+        ));
         assert!(check_blank("bob", "pw").is_ok());
     }
 }

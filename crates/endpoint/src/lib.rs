@@ -109,6 +109,11 @@ pub enum EndpointError {
         /// Why.
         source: std::io::Error,
     },
+    /// A password mode without a password check on the gateway: serving would let anyone in.
+    #[error(
+        "authentication is a password mode but the gateway has no authenticator; refusing to serve"
+    )]
+    NoAuthenticator,
 }
 
 impl Endpoints {
@@ -117,6 +122,10 @@ impl Endpoints {
         gateway: Arc<Gateway>,
         config: EndpointConfig,
     ) -> Result<Self, EndpointError> {
+        // Fail closed: a password mode must have a check behind it.
+        if config.auth == AuthMode::Password && !gateway.requires_password() {
+            return Err(EndpointError::NoAuthenticator);
+        }
         let config = Arc::new(config);
         let shutdown = CancellationToken::new();
         let mut out = Endpoints {

@@ -237,6 +237,9 @@ pub struct Operation {
     log: Mutex<Log>,
     reader: tokio::sync::Mutex<Reader>,
     cancel: CancellationToken,
+    /// Interrupts a task's work (a child of `cancel`, so closing interrupts it too). Apart
+    /// from `cancel`, so a task that finished despite a cancel can still serve its rows.
+    task_interrupt: CancellationToken,
     /// Set once a task's work has ended.
     settled: watch::Sender<bool>,
     /// A client asked to cancel a running task: its outcome decides the state (a task that
@@ -280,6 +283,8 @@ impl Operation {
             handle
         );
         let (state_tx, _) = watch::channel(OperationState::Pending);
+        let cancel = CancellationToken::new();
+        let task_interrupt = cancel.child_token();
         Arc::new(Self {
             handle,
             session,
@@ -310,7 +315,8 @@ impl Operation {
                 offset: 0,
                 run: CancellationToken::new(),
             }),
-            cancel: CancellationToken::new(),
+            cancel,
+            task_interrupt,
             settled: watch::channel(false).0,
             cancel_requested: Default::default(),
             last_access: Mutex::new(Instant::now()),
@@ -516,7 +522,7 @@ impl Operation {
     /// [`TASK_SETTLE`] to finish or undo what it was doing; past that its work is dropped and
     /// what it left is start-up recovery's.
     async fn run_task(&self, task: Task) -> Result<Result<(), SqlError>, GatewayError> {
-        let interrupt = self.cancel.child_token();
+        let interrupt = self.task_interrupt.child_token();
         let notes = task.notes();
         let work = AssertUnwindSafe(task.run(interrupt.clone())).catch_unwind();
         tokio::pin!(work);
@@ -760,7 +766,7 @@ impl Operation {
             OperationState::Finished if task => Ok(()),
             OperationState::Running if task => {
                 self.cancel_requested.store(true, Ordering::SeqCst);
-                self.cancel.cancel();
+                self.task_interrupt.cancel();
                 Ok(())
             }
             _ => {

@@ -121,7 +121,18 @@ where
         return futures::executor::block_on(body(&mut SqliteTxn(conn), args));
     }
     conn.execute_batch("BEGIN IMMEDIATE")?;
-    let done = futures::executor::block_on(body(&mut SqliteTxn(conn), args));
+    // A panic inside the body must not leave the connection inside the transaction (every
+    // later write would fail, and the file's write lock would stay held): it ends as an error
+    // and the transaction is rolled back below.
+    let done = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        futures::executor::block_on(body(&mut SqliteTxn(conn), args))
+    }))
+    .unwrap_or_else(|_| {
+        Err(MetastoreError::Backend(
+            "a metastore call failed unexpectedly (panicked); its transaction was rolled back"
+                .into(),
+        ))
+    });
     let out = done.and_then(|v| Ok(conn.execute_batch("COMMIT").map(|()| v)?));
     if out.is_err() && !conn.is_autocommit() {
         if let Err(e) = conn.execute_batch("ROLLBACK") {

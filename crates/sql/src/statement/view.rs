@@ -30,6 +30,13 @@ impl dyn Scope {
                     }
                 }
                 let plan = self.plan_query(&query).await?;
+                if calls_current_user(&plan) {
+                    // Views are planned again for each query without the querying session's
+                    // user, so the view would fail or answer for the wrong user.
+                    return Err(SqlError::Unsupported(
+                        "current_user() in a view is not supported".into(),
+                    ));
+                }
                 let fields = plan.schema().fields().clone();
                 if !columns.is_empty() && columns.len() != fields.len() {
                     return Err(SqlError::hive(
@@ -82,4 +89,24 @@ impl dyn Scope {
             other => Err(misrouted(&other)),
         }
     }
+}
+
+/// Whether a plan (its subqueries included) calls `current_user()`.
+fn calls_current_user(plan: &LogicalPlan) -> bool {
+    use datafusion::common::tree_node::{TreeNode, TreeNodeRecursion};
+    use datafusion::logical_expr::Expr;
+    let mut found = false;
+    let walked = plan.apply_with_subqueries(|node| {
+        for e in node.expressions() {
+            if e.exists(|e| Ok(matches!(e, Expr::ScalarFunction(f) if f.name() == "current_user")))?
+            {
+                found = true;
+                return Ok(TreeNodeRecursion::Stop);
+            }
+        }
+        Ok(TreeNodeRecursion::Continue)
+    });
+    // A plan that cannot be walked is refused too: better an error than a view that answers
+    // for the wrong user.
+    found || walked.is_err()
 }
