@@ -25,7 +25,7 @@ from test_jdbc_beeline import SPARK_HOME
 
 BASE = "dc=apiary,dc=test"
 PEOPLE = f"ou=people,{BASE}"
-USERS = {"alice": "wonderland", "bob": "builder"}
+USERS = {"alice": "wonderland", "bob": "builder", "carol": "singer"}
 
 
 def pyhive(srv, user, password, auth="LDAP"):
@@ -245,3 +245,40 @@ def test_refused_logins_hold_nothing(ldap_server):
     assert "login refused" in log
     assert "wrong-pw-123" not in log
     assert ldap_server.alive()
+
+
+def test_handles_belong_to_their_user(ldap_server):
+    """With a password mode, a session or operation is usable only by the user who opened it:
+    another user gets the answer an unknown handle gets, and nothing is done."""
+    from TCLIService import ttypes as T
+
+    alice = pyhive(ldap_server, "alice", "wonderland")
+    bob = pyhive(ldap_server, "carol", "singer")
+    try:
+        a_client, a_session = alice._client, alice._sessionHandle
+        b_client = bob._client
+        op = a_client.ExecuteStatement(T.TExecuteStatementReq(
+            sessionHandle=a_session, statement="SELECT 7 AS seven", runAsync=False)).operationHandle
+        # carol, on her own authenticated connection, with alice's handles:
+        r = b_client.ExecuteStatement(T.TExecuteStatementReq(sessionHandle=a_session, statement="SELECT 1"))
+        assert r.status.statusCode == T.TStatusCode.INVALID_HANDLE_STATUS
+        assert "Invalid SessionHandle" in r.status.errorMessage
+        fetched = b_client.FetchResults(T.TFetchResultsReq(
+            operationHandle=op, orientation=T.TFetchOrientation.FETCH_NEXT, maxRows=10))
+        assert fetched.status.statusCode == T.TStatusCode.INVALID_HANDLE_STATUS
+        assert "Invalid OperationHandle" in fetched.status.errorMessage
+        closed = b_client.CloseOperation(T.TCloseOperationReq(operationHandle=op))
+        assert closed.status.statusCode == T.TStatusCode.INVALID_HANDLE_STATUS
+        r = b_client.CloseSession(T.TCloseSessionReq(sessionHandle=a_session))
+        assert r.status.statusCode == T.TStatusCode.INVALID_HANDLE_STATUS
+        # Nothing was done: alice's operation and session still work.
+        fetched = a_client.FetchResults(T.TFetchResultsReq(
+            operationHandle=op, orientation=T.TFetchOrientation.FETCH_NEXT, maxRows=10))
+        assert fetched.status.statusCode == T.TStatusCode.SUCCESS_STATUS
+        assert list(fetched.results.columns[0].i32Val.values) == [7]
+        cur = alice.cursor()
+        cur.execute("SELECT current_user()")
+        assert cur.fetchall() == [("alice",)]
+    finally:
+        alice.close()
+        bob.close()

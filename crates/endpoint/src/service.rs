@@ -191,18 +191,41 @@ fn unsupported(what: &str) -> TStatus {
     )))
 }
 
-fn session_handle(h: &TSessionHandle) -> Handle {
-    Handle::from_bytes(&h.session_id.guid.0, &h.session_id.secret.0).unwrap_or(Handle {
-        guid: [0; 16],
-        secret: [0; 16],
-    })
+fn session_handle(gw: &Gateway, client: &Client, h: &TSessionHandle) -> Handle {
+    owned(
+        gw,
+        client,
+        Handle::from_bytes(&h.session_id.guid.0, &h.session_id.secret.0),
+    )
 }
 
-fn operation_handle(h: &TOperationHandle) -> Handle {
-    Handle::from_bytes(&h.operation_id.guid.0, &h.operation_id.secret.0).unwrap_or(Handle {
+fn operation_handle(gw: &Gateway, client: &Client, h: &TOperationHandle) -> Handle {
+    owned(
+        gw,
+        client,
+        Handle::from_bytes(&h.operation_id.guid.0, &h.operation_id.secret.0),
+    )
+}
+
+/// A handle as the gateway should see it from `client`. With a password mode, a session or
+/// operation belongs to the user who opened it: another user's handle is turned into one that
+/// matches nothing (same id, no secret), so that caller gets exactly the answer an unknown
+/// handle gets, and nothing is done.
+fn owned(gw: &Gateway, client: &Client, h: Option<Handle>) -> Handle {
+    let none = Handle {
         guid: [0; 16],
         secret: [0; 16],
-    })
+    };
+    let Some(h) = h else {
+        return none;
+    };
+    if gw.requires_password() && gw.owner(&h).is_some_and(|owner| owner != client.user) {
+        return Handle {
+            guid: h.guid,
+            secret: [0; 16],
+        };
+    }
+    h
 }
 
 fn wire_session(h: Handle) -> TSessionHandle {
@@ -325,7 +348,7 @@ async fn dispatch(
         }
         "CloseSession" => {
             let req: TCloseSessionReq = read_args(d, "CloseSession_args")?;
-            let h = session_handle(&req.session_handle);
+            let h = session_handle(gw, client, &req.session_handle);
             opened.retain(|o| *o != h);
             let closed = gw.close_session(&h);
             if closed.is_ok() {
@@ -335,7 +358,7 @@ async fn dispatch(
         }
         "GetInfo" => {
             let req: TGetInfoReq = read_args(d, "GetInfo_args")?;
-            let resp = match gw.session(&session_handle(&req.session_handle)) {
+            let resp = match gw.session(&session_handle(gw, client, &req.session_handle)) {
                 Ok(s) => get_info(req.info_type, s.user()),
                 Err(e) => TGetInfoResp {
                     status: status_of(&e),
@@ -349,7 +372,7 @@ async fn dispatch(
             let conf = req.conf_overlay.unwrap_or_default();
             let r = gw
                 .execute_statement(
-                    &session_handle(&req.session_handle),
+                    &session_handle(gw, client, &req.session_handle),
                     &req.statement,
                     &conf,
                     req.run_async.unwrap_or(false),
@@ -363,17 +386,17 @@ async fn dispatch(
         }
         "GetTypeInfo" => {
             let req: TGetTypeInfoReq = read_args(d, "GetTypeInfo_args")?;
-            let h = session_handle(&req.session_handle);
+            let h = session_handle(gw, client, &req.session_handle);
             reply!(op_resp(gw.catalog(&h, CatalogRequest::TypeInfo).await))
         }
         "GetCatalogs" => {
             let req: TGetCatalogsReq = read_args(d, "GetCatalogs_args")?;
-            let h = session_handle(&req.session_handle);
+            let h = session_handle(gw, client, &req.session_handle);
             reply!(op_resp(gw.catalog(&h, CatalogRequest::Catalogs).await))
         }
         "GetSchemas" => {
             let req: TGetSchemasReq = read_args(d, "GetSchemas_args")?;
-            let h = session_handle(&req.session_handle);
+            let h = session_handle(gw, client, &req.session_handle);
             let pattern = req.schema_name;
             reply!(op_resp(
                 gw.catalog(
@@ -387,7 +410,7 @@ async fn dispatch(
         }
         "GetTables" => {
             let req: TGetTablesReq = read_args(d, "GetTables_args")?;
-            let h = session_handle(&req.session_handle);
+            let h = session_handle(gw, client, &req.session_handle);
             reply!(op_resp(
                 gw.catalog(
                     &h,
@@ -402,12 +425,12 @@ async fn dispatch(
         }
         "GetTableTypes" => {
             let req: TGetTableTypesReq = read_args(d, "GetTableTypes_args")?;
-            let h = session_handle(&req.session_handle);
+            let h = session_handle(gw, client, &req.session_handle);
             reply!(op_resp(gw.catalog(&h, CatalogRequest::TableTypes).await))
         }
         "GetColumns" => {
             let req: TGetColumnsReq = read_args(d, "GetColumns_args")?;
-            let h = session_handle(&req.session_handle);
+            let h = session_handle(gw, client, &req.session_handle);
             reply!(op_resp(
                 gw.catalog(
                     &h,
@@ -422,7 +445,7 @@ async fn dispatch(
         }
         "GetFunctions" => {
             let req: TGetFunctionsReq = read_args(d, "GetFunctions_args")?;
-            let h = session_handle(&req.session_handle);
+            let h = session_handle(gw, client, &req.session_handle);
             reply!(op_resp(
                 gw.catalog(
                     &h,
@@ -435,36 +458,38 @@ async fn dispatch(
         }
         "GetPrimaryKeys" => {
             let req: TGetPrimaryKeysReq = read_args(d, "GetPrimaryKeys_args")?;
-            let h = session_handle(&req.session_handle);
+            let h = session_handle(gw, client, &req.session_handle);
             reply!(op_resp(gw.catalog(&h, CatalogRequest::PrimaryKeys).await))
         }
         "GetCrossReference" => {
             let req: TGetCrossReferenceReq = read_args(d, "GetCrossReference_args")?;
-            let h = session_handle(&req.session_handle);
+            let h = session_handle(gw, client, &req.session_handle);
             reply!(op_resp(
                 gw.catalog(&h, CatalogRequest::CrossReference).await
             ))
         }
         "GetOperationStatus" => {
             let req: TGetOperationStatusReq = read_args(d, "GetOperationStatus_args")?;
-            reply!(operation_status(gw, &req))
+            reply!(operation_status(gw, client, &req))
         }
         "CancelOperation" => {
             let req: TOperationReq = read_args(d, "CancelOperation_args")?;
             let r = gw
-                .cancel_operation(&operation_handle(&req.operation_handle))
+                .cancel_operation(&operation_handle(gw, client, &req.operation_handle))
                 .await;
             reply!(status_resp(r))
         }
         "CloseOperation" => {
             let req: TOperationReq = read_args(d, "CloseOperation_args")?;
-            reply!(status_resp(
-                gw.close_operation(&operation_handle(&req.operation_handle))
-            ))
+            reply!(status_resp(gw.close_operation(&operation_handle(
+                gw,
+                client,
+                &req.operation_handle
+            ))))
         }
         "GetResultSetMetadata" => {
             let req: TOperationReq = read_args(d, "GetResultSetMetadata_args")?;
-            let resp = match gw.operation(&operation_handle(&req.operation_handle)) {
+            let resp = match gw.operation(&operation_handle(gw, client, &req.operation_handle)) {
                 Ok(op) => match op.schema() {
                     Some(schema) => TGetResultSetMetadataResp {
                         status: ok(),
@@ -484,12 +509,12 @@ async fn dispatch(
         }
         "FetchResults" => {
             let req: TFetchResultsReq = read_args(d, "FetchResults_args")?;
-            reply!(fetch_results(gw, &req).await)
+            reply!(fetch_results(gw, client, &req).await)
         }
         "GetLog" => {
             // An older RPC some clients still call; the log also comes through FetchResults.
             let req: TOperationReq = read_args(d, "GetLog_args")?;
-            let resp = match gw.operation(&operation_handle(&req.operation_handle)) {
+            let resp = match gw.operation(&operation_handle(gw, client, &req.operation_handle)) {
                 Ok(op) => TGetLogResp {
                     status: ok(),
                     log: op.read_log(true, usize::MAX).join("\n"),
@@ -505,7 +530,7 @@ async fn dispatch(
             let req: TGetQueryIdReq = read_args(d, "GetQueryId_args")?;
             // The reply has no status field: an unknown handle gets an empty id.
             let id = gw
-                .operation(&operation_handle(&req.operation_handle))
+                .operation(&operation_handle(gw, client, &req.operation_handle))
                 .map(|op| op.query_id().to_string())
                 .unwrap_or_default();
             reply!(TGetQueryIdResp { query_id: id })
@@ -513,7 +538,7 @@ async fn dispatch(
         "SetClientInfo" => {
             let req: TSetClientInfoReq = read_args(d, "SetClientInfo_args")?;
             let r = gw.set_client_info(
-                &session_handle(&req.session_handle),
+                &session_handle(gw, client, &req.session_handle),
                 req.configuration.unwrap_or_default(),
             );
             reply!(status_resp(r))
@@ -551,8 +576,12 @@ fn session_protocol(gw: &Gateway, op: &Operation) -> i32 {
         .unwrap_or(SERVER_PROTOCOL)
 }
 
-fn operation_status(gw: &Gateway, req: &TGetOperationStatusReq) -> TGetOperationStatusResp {
-    let op = match gw.operation(&operation_handle(&req.operation_handle)) {
+fn operation_status(
+    gw: &Gateway,
+    client: &Client,
+    req: &TGetOperationStatusReq,
+) -> TGetOperationStatusResp {
+    let op = match gw.operation(&operation_handle(gw, client, &req.operation_handle)) {
         Ok(op) => op,
         Err(e) => {
             return TGetOperationStatusResp {
@@ -661,8 +690,8 @@ fn fetched(
 /// Most rows one FetchResults may ask for; larger requests are served in pieces.
 const MAX_FETCH_ROWS: i64 = 100_000;
 
-async fn fetch_results(gw: &Gateway, req: &TFetchResultsReq) -> TFetchResultsResp {
-    let handle = operation_handle(&req.operation_handle);
+async fn fetch_results(gw: &Gateway, client: &Client, req: &TFetchResultsReq) -> TFetchResultsResp {
+    let handle = operation_handle(gw, client, &req.operation_handle);
     let op = match gw.operation(&handle) {
         Ok(op) => op,
         Err(e) => {

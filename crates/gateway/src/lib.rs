@@ -257,6 +257,28 @@ impl Gateway {
         Ok(s)
     }
 
+    /// The user of the session a handle names (a session's, or an operation's session's),
+    /// without counting as its use; `None` for a handle the server does not know.
+    pub fn owner(&self, handle: &Handle) -> Option<String> {
+        let session_of =
+            |guid: &[u8; 16]| self.sessions.lock().get(guid).map(|s| s.user().to_string());
+        if let Some(s) = self
+            .sessions
+            .lock()
+            .get(&handle.guid)
+            .filter(|s| s.handle.secret == handle.secret)
+        {
+            return Some(s.user().to_string());
+        }
+        let session = self
+            .operations
+            .lock()
+            .get(&handle.guid)
+            .filter(|o| o.handle().secret == handle.secret)
+            .map(|o| o.session().guid)?;
+        session_of(&session)
+    }
+
     /// Whether a session is open (without counting as its use).
     pub fn session_exists(&self, handle: &Handle) -> bool {
         self.sessions
