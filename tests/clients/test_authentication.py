@@ -5,6 +5,7 @@ the right one opens a session whose user is the authenticated one, and a refused
 nothing behind."""
 
 import base64
+from concurrent.futures import ThreadPoolExecutor
 import os
 import shutil
 import socket
@@ -26,6 +27,8 @@ from test_jdbc_beeline import SPARK_HOME
 BASE = "dc=apiary,dc=test"
 PEOPLE = f"ou=people,{BASE}"
 USERS = {"alice": "wonderland", "bob": "builder", "carol": "singer"}
+GROUPS = f"ou=groups,{BASE}"
+GROUP_MEMBERS = {"analysts": ["alice", "carol"], "builders": ["bob"]}
 
 
 def pyhive(srv, user, password, auth="LDAP"):
@@ -95,6 +98,10 @@ class Slapd:
         for user, password in USERS.items():
             entries.append(f"dn: uid={user},{PEOPLE}\nobjectClass: inetOrgPerson\nuid: {user}\n"
                            f"cn: {user}\nsn: {user}\nuserPassword: {password}\n")
+        entries.append(f"dn: {GROUPS}\nobjectClass: organizationalUnit\nou: groups\n")
+        for group, members in GROUP_MEMBERS.items():
+            entries.append(f"dn: cn={group},{GROUPS}\nobjectClass: groupOfNames\ncn: {group}\n"
+                           + "".join(f"member: uid={m},{PEOPLE}\n" for m in members))
         ldif = os.path.join(self.dir, "init.ldif")
         with open(ldif, "w") as f:
             f.write("\n".join(entries))
@@ -267,6 +274,12 @@ def test_handles_belong_to_their_user(ldap_server):
             operationHandle=op, orientation=T.TFetchOrientation.FETCH_NEXT, maxRows=10))
         assert fetched.status.statusCode == T.TStatusCode.INVALID_HANDLE_STATUS
         assert "Invalid OperationHandle" in fetched.status.errorMessage
+        cancelled = b_client.CancelOperation(T.TCancelOperationReq(operationHandle=op))
+        assert cancelled.status.statusCode == T.TStatusCode.INVALID_HANDLE_STATUS
+        log = b_client.GetLog(T.TGetLogReq(operationHandle=op))
+        assert log.status.statusCode == T.TStatusCode.INVALID_HANDLE_STATUS
+        status = b_client.GetOperationStatus(T.TGetOperationStatusReq(operationHandle=op))
+        assert status.status.statusCode == T.TStatusCode.INVALID_HANDLE_STATUS
         closed = b_client.CloseOperation(T.TCloseOperationReq(operationHandle=op))
         assert closed.status.statusCode == T.TStatusCode.INVALID_HANDLE_STATUS
         r = b_client.CloseSession(T.TCloseSessionReq(sessionHandle=a_session))
@@ -282,3 +295,88 @@ def test_handles_belong_to_their_user(ldap_server):
     finally:
         alice.close()
         bob.close()
+
+
+def test_handles_belong_to_their_user_over_http(ldap_server):
+    """The same over the HTTP transport, where every request names its user."""
+    from TCLIService import TCLIService
+    from TCLIService import ttypes as T
+    from thrift.protocol import TBinaryProtocol
+    from thrift.transport import THttpClient
+
+    alice = pyhive(ldap_server, "alice", "wonderland")
+    try:
+        op = alice._client.ExecuteStatement(T.TExecuteStatementReq(
+            sessionHandle=alice._sessionHandle, statement="SELECT 8 AS eight",
+            runAsync=False)).operationHandle
+        transport = THttpClient.THttpClient(f"http://127.0.0.1:{ldap_server.http_port}/cliservice")
+        token = base64.b64encode(b"carol:singer").decode()
+        transport.setCustomHeaders({"Authorization": f"Basic {token}"})
+        http = TCLIService.Client(TBinaryProtocol.TBinaryProtocol(transport))
+        transport.open()
+        fetched = http.FetchResults(T.TFetchResultsReq(
+            operationHandle=op, orientation=T.TFetchOrientation.FETCH_NEXT, maxRows=10))
+        assert fetched.status.statusCode == T.TStatusCode.INVALID_HANDLE_STATUS
+        cancelled = http.CancelOperation(T.TCancelOperationReq(operationHandle=op))
+        assert cancelled.status.statusCode == T.TStatusCode.INVALID_HANDLE_STATUS
+        log = http.GetLog(T.TGetLogReq(operationHandle=op))
+        assert log.status.statusCode == T.TStatusCode.INVALID_HANDLE_STATUS
+        closed = http.CloseOperation(T.TCloseOperationReq(operationHandle=op))
+        assert closed.status.statusCode == T.TStatusCode.INVALID_HANDLE_STATUS
+        transport.close()
+        fetched = alice._client.FetchResults(T.TFetchResultsReq(
+            operationHandle=op, orientation=T.TFetchOrientation.FETCH_NEXT, maxRows=10))
+        assert list(fetched.results.columns[0].i32Val.values) == [8]
+    finally:
+        alice.close()
+
+
+def _server_with(ldap, *settings):
+    return Server("--hiveconf", "hive.server2.authentication=LDAP",
+                  "--hiveconf", f"hive.server2.authentication.ldap.url={ldap.url}",
+                  "--hiveconf", f"hive.server2.authentication.ldap.baseDN={PEOPLE}",
+                  *[a for kv in settings for a in ("--hiveconf", kv)])
+
+
+def _login(srv, user, password):
+    try:
+        pyhive(srv, user, password).close()
+        return True
+    except Exception as e:  # noqa: BLE001 - any refusal
+        # (A NUL inside the user name breaks SASL PLAIN's framing: refused as malformed.)
+        assert "Error validating the login" in str(e) or "Invalid PLAIN message" in str(e), e
+        return False
+
+
+def test_group_and_user_filters(ldap):
+    by_base = _server_with(ldap, "hive.server2.authentication.ldap.groupFilter=analysts")
+    by_pattern = _server_with(ldap, "hive.server2.authentication.ldap.groupFilter=builders,nobody",
+                              f"hive.server2.authentication.ldap.groupDNPattern=cn=%s,{GROUPS}")
+    users = _server_with(ldap, "hive.server2.authentication.ldap.userFilter=bob, carol")
+    try:
+        # Members and non-members of a group named through groupDNPattern are told apart.
+        assert _login(by_pattern, "bob", "builder")
+        assert not _login(by_pattern, "alice", "wonderland")
+        assert not _login(by_pattern, "bob", "wrong")
+        assert _login(users, "bob", "builder") and _login(users, "carol", "singer")
+        assert not _login(users, "alice", "wonderland")
+        # Groups are looked for under baseDN (ou=people here), where there are none.
+        assert not _login(by_base, "alice", "wonderland")
+    finally:
+        for srv in (by_base, by_pattern, users):
+            srv.stop()
+            shutil.rmtree(srv.data, ignore_errors=True)
+
+
+def test_injection_and_hostile_logins_are_refused_and_the_server_goes_on(ldap_server):
+    for user in ["*", "alice)(uid=*", "alice*", "uid=*", "alice\\", "alice,ou=people", "\u0000alice"]:
+        assert not _login(ldap_server, user, "wonderland"), user
+    # A 1 MiB password: past the handshake's frame limit, the connection is dropped unread.
+    with pytest.raises(Exception):
+        pyhive(ldap_server, "alice", "x" * (1 << 20))
+    # 40 wrong guesses at once.
+    with ThreadPoolExecutor(40) as pool:
+        results = list(pool.map(lambda i: _login(ldap_server, "alice", f"guess-{i}"), range(40)))
+    assert not any(results)
+    assert _login(ldap_server, "alice", "wonderland")
+    assert ldap_server.alive()

@@ -72,6 +72,31 @@ pub const KEYS: &[(&str, &str, &str)] = &[
         "LDAP: colon-separated DN patterns with %s for the user, tried in order",
     ),
     (
+        "hive.server2.authentication.ldap.userFilter",
+        "",
+        "LDAP: comma-separated short names allowed to log in (empty: everyone the directory accepts)",
+    ),
+    (
+        "hive.server2.authentication.ldap.groupFilter",
+        "",
+        "LDAP: comma-separated groups whose members may log in",
+    ),
+    (
+        "hive.server2.authentication.ldap.groupDNPattern",
+        "",
+        "LDAP: colon-separated group DN patterns with %s for the group name (else groups are looked for under baseDN)",
+    ),
+    (
+        "hive.server2.authentication.ldap.groupMembershipKey",
+        "member",
+        "LDAP: attribute of a group naming its members' DNs",
+    ),
+    (
+        "hive.server2.authentication.ldap.groupClassKey",
+        "groupOfNames",
+        "LDAP: object class of groups",
+    ),
+    (
         "apiary.authentication.ldap.timeout",
         "10s",
         "LDAP: time allowed for a whole login (every URL and bind it tries); keep it below hive.server2.thrift.login.timeout",
@@ -525,6 +550,16 @@ impl ServerConfig {
                 .trim();
             (!v.is_empty()).then(|| v.to_string())
         };
+        let list = |k: &str| -> Vec<String> {
+            key(k)
+                .map(|v| {
+                    v.split(',')
+                        .map(|s| s.trim().to_string())
+                        .filter(|s| !s.is_empty())
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
         let config = apiary_auth::LdapConfig {
             urls: self
                 .get("hive.server2.authentication.ldap.url")
@@ -537,6 +572,13 @@ impl ServerConfig {
             user_dn_patterns: key("userDNPattern")
                 .map(|p| p.split(':').map(|s| s.trim().to_string()).collect())
                 .unwrap_or_default(),
+            group_dn_patterns: key("groupDNPattern")
+                .map(|p| p.split(':').map(|s| s.trim().to_string()).collect())
+                .unwrap_or_default(),
+            user_filter: list("userFilter"),
+            group_filter: list("groupFilter"),
+            group_membership_key: key("groupMembershipKey").unwrap_or_else(|| "member".into()),
+            group_class_key: key("groupClassKey").unwrap_or_else(|| "groupOfNames".into()),
             timeout: self.duration("apiary.authentication.ldap.timeout", "s")?,
         };
         let ldap =

@@ -3,12 +3,15 @@
 //! a user given as a DN or as `name@domain` is used as is; otherwise `name@Domain` when a
 //! domain is set, else each `userDNPattern` with `%s` replaced, else `guidKey=name,baseDN`.
 //! Each URL is tried in order until one answers; each candidate name is bound until one
-//! succeeds. User input is escaped (RFC 4514) wherever it goes into a DN, and every connect
-//! and bind has a timeout, so an unreachable directory fails a login instead of hanging it.
+//! succeeds. Then, on that bound connection, Hive's filters: `userFilter` (the user's short
+//! name must be in the list) and `groupFilter` (the user's DN must be a `groupMembershipKey`
+//! of a `groupClassKey` entry named in the list, found by `groupDNPattern` or under `baseDN`).
+//! User input is escaped wherever it goes into a DN (RFC 4514) or a filter (RFC 4515), and one
+//! deadline covers the whole login, so an unreachable directory fails it instead of hanging.
 
 use std::time::Duration;
 
-use ldap3::{dn_escape, LdapConnAsync, LdapConnSettings};
+use ldap3::{dn_escape, ldap_escape, Ldap, LdapConnAsync, LdapConnSettings, Scope};
 
 use crate::{AuthError, Authenticator};
 
@@ -28,6 +31,16 @@ pub struct LdapConfig {
     pub guid_key: String,
     /// DN patterns with `%s` for the user (`...ldap.userDNPattern`, colon-separated).
     pub user_dn_patterns: Vec<String>,
+    /// Short names allowed to log in (`...ldap.userFilter`, comma-separated); empty: all.
+    pub user_filter: Vec<String>,
+    /// Groups whose members may log in (`...ldap.groupFilter`, comma-separated); empty: all.
+    pub group_filter: Vec<String>,
+    /// Group DN patterns with `%s` for the group name (`...ldap.groupDNPattern`, colon-separated).
+    pub group_dn_patterns: Vec<String>,
+    /// Attribute of a group naming its members' DNs (`...ldap.groupMembershipKey`, `member`).
+    pub group_membership_key: String,
+    /// Object class of groups (`...ldap.groupClassKey`, `groupOfNames`).
+    pub group_class_key: String,
     /// Time allowed for a whole login (every connect and bind it tries).
     pub timeout: Duration,
 }
@@ -53,7 +66,44 @@ impl LdapConfig {
                 "hive.server2.authentication.ldap.userDNPattern {p} has no %s"
             ));
         }
+        if let Some(p) = self.group_dn_patterns.iter().find(|p| !p.contains("%s")) {
+            return Err(format!(
+                "hive.server2.authentication.ldap.groupDNPattern {p} has no %s"
+            ));
+        }
+        if !self.group_filter.is_empty()
+            && self.group_dn_patterns.is_empty()
+            && self.base_dn.as_deref().is_none_or(str::is_empty)
+        {
+            return Err(
+                "hive.server2.authentication.ldap.groupFilter needs groupDNPattern or baseDN"
+                    .into(),
+            );
+        }
         Ok(())
+    }
+
+    /// The short name of a user as given (`alice` for `alice`, `alice@corp` or `uid=alice,..`).
+    pub fn short_name(user: &str) -> String {
+        let first = if user.contains('=') {
+            user.split(',')
+                .next()
+                .and_then(|rdn| rdn.split_once('='))
+                .map_or(user, |(_, v)| v)
+        } else {
+            user.split('@').next().unwrap_or(user)
+        };
+        first.trim().to_lowercase()
+    }
+
+    /// Whether `user` passes `userFilter`.
+    fn user_allowed(&self, user: &str) -> bool {
+        self.user_filter.is_empty() || {
+            let short = Self::short_name(user);
+            self.user_filter
+                .iter()
+                .any(|u| u.eq_ignore_ascii_case(&short))
+        }
     }
 
     /// The names to bind as for `user`, in the order Hive's provider tries them.
@@ -116,7 +166,10 @@ impl LdapAuthenticator {
                     break;
                 }
                 Ok(Ok(r)) if r.rc == 0 => {
-                    outcome = Ok(true);
+                    outcome = self
+                        .in_groups(&mut ldap, name)
+                        .await
+                        .map_err(|e| format!("{url}: {e}"));
                     break;
                 }
                 Ok(Ok(r)) if r.rc == INVALID_CREDENTIALS => {}
@@ -126,6 +179,64 @@ impl LdapAuthenticator {
         let _ = tokio::time::timeout(self.config.timeout, ldap.unbind()).await;
         driver.abort();
         outcome
+    }
+}
+
+impl LdapAuthenticator {
+    /// Whether the user bound as `dn` passes `groupFilter`, asked on the user's own bound
+    /// connection.
+    async fn in_groups(&self, ldap: &mut Ldap, dn: &str) -> Result<bool, String> {
+        let c = &self.config;
+        if c.group_filter.is_empty() {
+            return Ok(true);
+        }
+        let member = format!(
+            "(&(objectClass={})({}={}))",
+            ldap_escape(c.group_class_key.as_str()),
+            ldap_escape(c.group_membership_key.as_str()),
+            ldap_escape(dn)
+        );
+        for group in &c.group_filter {
+            let found = if c.group_dn_patterns.is_empty() {
+                let base = c.base_dn.as_deref().unwrap_or_default();
+                let filter = format!("(&{member}(cn={}))", ldap_escape(group.as_str()));
+                self.search(ldap, base, Scope::Subtree, &filter).await?
+            } else {
+                let mut any = false;
+                for p in &c.group_dn_patterns {
+                    let base = p.replace("%s", &dn_escape(group.as_str()));
+                    if self.search(ldap, &base, Scope::Base, &member).await? {
+                        any = true;
+                        break;
+                    }
+                }
+                any
+            };
+            if found {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
+    /// Whether a search finds any entry; a base that does not exist finds none.
+    async fn search(
+        &self,
+        ldap: &mut Ldap,
+        base: &str,
+        scope: Scope,
+        filter: &str,
+    ) -> Result<bool, String> {
+        const NO_SUCH_OBJECT: u32 = 32;
+        let r = ldap
+            .search(base, scope, filter, vec!["1.1"])
+            .await
+            .map_err(|e| e.to_string())?;
+        match r.1.rc {
+            0 => Ok(!r.0.is_empty()),
+            NO_SUCH_OBJECT => Ok(false),
+            rc => Err(format!("LDAP search failed ({rc}): {}", r.1.text)),
+        }
     }
 }
 
@@ -151,16 +262,19 @@ impl Authenticator for LdapAuthenticator {
 impl LdapAuthenticator {
     /// Tries each URL, then each bind name on it, until one bind succeeds.
     async fn bind_any(&self, user: &str, password: &str) -> Result<(), AuthError> {
+        if !self.config.user_allowed(user) {
+            return Err(AuthError::Refused(format!(
+                "Error validating LDAP user: {user} is not in userFilter"
+            )));
+        }
         let names = self.config.candidates(user);
         let mut unreachable = Vec::new();
         for url in &self.config.urls {
             match self.try_url(url, &names, password).await {
                 Ok(true) => return Ok(()),
-                Ok(false) => {
-                    return Err(AuthError::Refused(format!(
-                        "Error validating LDAP user: {user}"
-                    )))
-                }
+                Ok(false) => return Err(AuthError::Refused(format!(
+                    "Error validating LDAP user: {user} (wrong credentials, or not in groupFilter)"
+                ))),
                 Err(e) => unreachable.push(e),
             }
         }
@@ -182,8 +296,34 @@ mod tests {
             domain: None,
             guid_key: "uid".into(),
             user_dn_patterns: vec![],
+            user_filter: vec![],
+            group_filter: vec![],
+            group_dn_patterns: vec![],
+            group_membership_key: "member".into(),
+            group_class_key: "groupOfNames".into(),
             timeout: Duration::from_secs(1),
         }
+    }
+
+    #[test]
+    fn short_names_and_user_filter() {
+        assert_eq!(LdapConfig::short_name("Alice"), "alice");
+        assert_eq!(LdapConfig::short_name("alice@corp.test"), "alice");
+        assert_eq!(LdapConfig::short_name("uid=alice,ou=p,dc=t"), "alice");
+        let c = LdapConfig {
+            user_filter: vec!["alice".into(), "carol".into()],
+            ..config()
+        };
+        assert!(c.user_allowed("ALICE") && c.user_allowed("carol@corp") && !c.user_allowed("bob"));
+        let g = LdapConfig {
+            group_filter: vec!["analysts".into()],
+            base_dn: None,
+            ..config()
+        };
+        assert!(
+            g.validate().is_err(),
+            "a group filter needs somewhere to look"
+        );
     }
 
     #[test]
