@@ -8,6 +8,7 @@ import struct
 import time
 
 import clients
+from conftest import Server
 
 
 def still_serves(srv):
@@ -163,3 +164,20 @@ def test_nosasl_server_names_the_mismatch(nosasl_server):
     cur = conn.cursor()
     cur.execute("SELECT 1")
     assert cur.fetchall() == [(1,)]
+
+
+def test_the_server_environment_is_not_substituted_unless_allowed(monkeypatch):
+    """`${env:NAME}` reads the server's environment only for names the server allows."""
+    monkeypatch.setenv("APIARY_TEST_SECRET", "s3cret")
+    monkeypatch.setenv("APIARY_TEST_VISIBLE", "shown")
+    srv = Server("--hiveconf", "apiary.substitute.env.allowed=APIARY_TEST_VISIBLE")
+    try:
+        cur = clients.pyhive_none(srv).cursor()
+        cur.execute("SELECT '${env:APIARY_TEST_SECRET}' AS a, '${env:APIARY_TEST_VISIBLE}' AS b")
+        assert cur.fetchall() == [("${env:APIARY_TEST_SECRET}", "shown")]
+        # A session cannot widen the list: it is the server's setting.
+        cur.execute("SET apiary.substitute.env.allowed=APIARY_TEST_SECRET")
+        cur.execute("SELECT '${env:APIARY_TEST_SECRET}' AS a")
+        assert cur.fetchall() == [("${env:APIARY_TEST_SECRET}",)]
+    finally:
+        srv.stop()

@@ -203,6 +203,11 @@ pub const KEYS: &[(&str, &str, &str)] = &[
         "for crash tests only: name=abort|error|sleep(ms),... makes the named steps of DDL and INSERT fail (see docs/storage-handlers.md)",
     ),
     (
+        "apiary.substitute.env.allowed",
+        "",
+        "comma-separated environment variables ${env:NAME} may read in statements (a server setting; by default none: the server's environment is not shown to clients)",
+    ),
+    (
         "apiary.sql.max.nesting.depth",
         "2500",
         "deepest nesting of expressions and subqueries a statement may have (deeper ones are refused before planning)",

@@ -272,9 +272,11 @@ impl LdapAuthenticator {
         for url in &self.config.urls {
             match self.try_url(url, &names, password).await {
                 Ok(true) => return Ok(()),
-                Ok(false) => return Err(AuthError::Refused(format!(
+                Ok(false) => {
+                    return Err(AuthError::Refused(format!(
                     "Error validating LDAP user: {user} (wrong credentials, or not in groupFilter)"
-                ))),
+                )))
+                }
                 Err(e) => unreachable.push(e),
             }
         }

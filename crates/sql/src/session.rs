@@ -32,6 +32,8 @@ use crate::statement::Scope;
 use crate::substitute::substitute;
 use crate::task::{Task, TaskOutput};
 
+/// The server's list of environment variables `${env:NAME}` may read (none by default).
+pub const ENV_ALLOWED_KEY: &str = "apiary.substitute.env.allowed";
 /// The key bounding how deeply a statement's expressions and queries nest.
 pub const MAX_NESTING_KEY: &str = "apiary.sql.max.nesting.depth";
 /// Its default: deep enough for generated SQL (a chain of 1,000 ORs or additions), shallow
@@ -456,7 +458,18 @@ impl SqlSession {
                 .conf("hive.variable.substitute.depth")
                 .and_then(|v| v.trim().parse().ok())
                 .unwrap_or(crate::substitute::DEFAULT_DEPTH);
-            substitute(sql, &self.hivevar, &self.hiveconf, depth)
+            // A server setting a session cannot raise (read from the server's configuration).
+            let env_allowed: Vec<String> = self
+                .defaults
+                .get(ENV_ALLOWED_KEY)
+                .map(|v| {
+                    v.split(',')
+                        .map(|s| s.trim().to_string())
+                        .filter(|s| !s.is_empty())
+                        .collect()
+                })
+                .unwrap_or_default();
+            substitute(sql, &self.hivevar, &self.hiveconf, &env_allowed, depth)
                 .map_err(|e| SqlError::Substitution(e.to_string()))?
         };
         let text = strip_statement(&text);

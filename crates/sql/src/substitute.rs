@@ -1,5 +1,7 @@
 //! Hive's variable substitution: `${hivevar:x}`, `${hiveconf:x}`, `${env:x}`, `${system:x}` and
-//! plain `${x}` (hivevar first, then hiveconf). Unknown references stay as written. Bounded as
+//! plain `${x}` (hivevar first, then hiveconf). Unknown references stay as written, and so
+//! does `${env:X}` unless the server names `X` in `apiary.substitute.env.allowed`: the server's
+//! environment (credentials, paths) is not every client's to read. Bounded as
 //! Hive bounds it (`hive.variable.substitute.depth` passes) and in length, so a variable that
 //! refers to itself fails the statement with Hive's error instead of looping or growing.
 
@@ -56,6 +58,7 @@ pub fn substitute(
     text: &str,
     hivevar: &BTreeMap<String, String>,
     hiveconf: &BTreeMap<String, String>,
+    env_allowed: &[String],
     depth: usize,
 ) -> Result<String, SubstituteError> {
     if !text.contains("${") {
@@ -65,9 +68,11 @@ pub fn substitute(
     let mut current = text.to_string();
     for _ in 0..=depth {
         let (next, resolved) =
-            one_pass(&current, hivevar, hiveconf).ok_or_else(|| SubstituteError::TooLong {
-                max: MAX_LENGTH,
-                expr: excerpt(text),
+            one_pass(&current, hivevar, hiveconf, env_allowed).ok_or_else(|| {
+                SubstituteError::TooLong {
+                    max: MAX_LENGTH,
+                    expr: excerpt(text),
+                }
             })?;
         // As Hive: passes go on while a pass resolves any variable, even to the same text
         // (`x=${x}` is too deep, not a fixed point).
@@ -88,6 +93,7 @@ fn one_pass(
     text: &str,
     hivevar: &BTreeMap<String, String>,
     hiveconf: &BTreeMap<String, String>,
+    env_allowed: &[String],
 ) -> Option<(String, bool)> {
     let mut resolved = false;
     let mut out = String::with_capacity(text.len());
@@ -100,7 +106,7 @@ fn one_pass(
             return (out.len() <= MAX_LENGTH).then_some((out, resolved));
         };
         let name = &after[..end];
-        match resolve(name, hivevar, hiveconf) {
+        match resolve(name, hivevar, hiveconf, env_allowed) {
             Some(v) => {
                 resolved = true;
                 out.push_str(&v)
@@ -120,6 +126,7 @@ fn resolve(
     name: &str,
     hivevar: &BTreeMap<String, String>,
     hiveconf: &BTreeMap<String, String>,
+    env_allowed: &[String],
 ) -> Option<String> {
     if let Some(k) = name.strip_prefix("hivevar:") {
         return hivevar.get(k).cloned();
@@ -128,7 +135,11 @@ fn resolve(
         return hiveconf.get(k).cloned();
     }
     if let Some(k) = name.strip_prefix("env:") {
-        return std::env::var(k).ok();
+        return env_allowed
+            .iter()
+            .any(|a| a == k)
+            .then(|| std::env::var(k).ok())
+            .flatten();
     }
     if name.strip_prefix("system:").is_some() {
         return None;
@@ -154,6 +165,7 @@ mod tests {
                 "select ${hivevar:t}, '${hiveconf:a.b}', ${n}, ${missing}",
                 &vars,
                 &conf,
+                &[],
                 DEFAULT_DEPTH
             ),
             Ok("select 42, 'x', 42, ${missing}".to_string())
@@ -162,7 +174,7 @@ mod tests {
             .into_iter()
             .collect();
         assert_eq!(
-            substitute("${x}", &self_ref, &conf, DEFAULT_DEPTH),
+            substitute("${x}", &self_ref, &conf, &[], DEFAULT_DEPTH),
             Err(SubstituteError::TooDeep {
                 depth: 40,
                 expr: "${x}".into()
@@ -172,14 +184,29 @@ mod tests {
             .into_iter()
             .collect();
         assert!(matches!(
-            substitute("${x}", &fixed, &conf, DEFAULT_DEPTH),
+            substitute("${x}", &fixed, &conf, &[], DEFAULT_DEPTH),
             Err(SubstituteError::TooDeep { .. })
         ));
         let doubling: BTreeMap<_, _> = [("x".to_string(), "${x}${x}".to_string())]
             .into_iter()
             .collect();
-        let err = substitute("select '${x}'", &doubling, &conf, DEFAULT_DEPTH)
+        let err = substitute("select '${x}'", &doubling, &conf, &[], DEFAULT_DEPTH)
             .expect_err("doubles past the limit");
         assert!(matches!(err, SubstituteError::TooLong { .. }), "{err}");
+    }
+
+    #[test]
+    fn the_environment_is_read_only_where_the_server_allows() {
+        let none = BTreeMap::new();
+        // PATH is set in every test environment.
+        let path = std::env::var("PATH").unwrap_or_default();
+        assert_eq!(
+            substitute("${env:PATH}", &none, &none, &[], DEFAULT_DEPTH),
+            Ok("${env:PATH}".to_string())
+        );
+        assert_eq!(
+            substitute("${env:PATH}", &none, &none, &["PATH".into()], DEFAULT_DEPTH),
+            Ok(path)
+        );
     }
 }
