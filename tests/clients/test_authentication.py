@@ -380,3 +380,40 @@ def test_injection_and_hostile_logins_are_refused_and_the_server_goes_on(ldap_se
     assert not any(results)
     assert _login(ldap_server, "alice", "wonderland")
     assert ldap_server.alive()
+
+
+def test_search_mode_finds_users_anywhere_under_the_base(ldap):
+    """With binddn/bindpw a service account finds the user's entry under baseDN (here the
+    whole tree) before the user's own bind; without it, the bind name built from the same
+    baseDN names no entry."""
+    search = _server_with(ldap, f"hive.server2.authentication.ldap.baseDN={BASE}",
+                          f"hive.server2.authentication.ldap.binddn=cn=admin,{BASE}",
+                          "hive.server2.authentication.ldap.bindpw=admin-secret")
+    direct = _server_with(ldap, f"hive.server2.authentication.ldap.baseDN={BASE}")
+    wrong_service = _server_with(ldap, f"hive.server2.authentication.ldap.baseDN={BASE}",
+                                 f"hive.server2.authentication.ldap.binddn=cn=admin,{BASE}",
+                                 "hive.server2.authentication.ldap.bindpw=not-it")
+    try:
+        assert _login(search, "alice", "wonderland")
+        assert not _login(search, "alice", "builder")
+        assert not _login(search, "nobody", "wonderland")
+        assert not _login(search, "*", "wonderland")
+        assert not _login(direct, "alice", "wonderland")
+        assert not _login(wrong_service, "alice", "wonderland")
+        assert "could not bind" in wrong_service.server_log()
+        assert "admin-secret" not in search.server_log() and "not-it" not in wrong_service.server_log()
+        # Nor can a client read the service account's password back from its session.
+        conn = pyhive(search, "alice", "wonderland")
+        cur = conn.cursor()
+        cur.execute("SET hive.server2.authentication.ldap.bindpw")
+        shown = cur.fetchall()
+        cur.execute("SET")
+        everything = cur.fetchall()
+        cur.execute("SELECT '${hiveconf:hive.server2.authentication.ldap.bindpw}'")
+        substituted = cur.fetchall()
+        conn.close()
+        assert "admin-secret" not in repr(shown + everything + substituted)
+    finally:
+        for srv in (search, direct, wrong_service):
+            srv.stop()
+            shutil.rmtree(srv.data, ignore_errors=True)

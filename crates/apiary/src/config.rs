@@ -8,6 +8,15 @@ use std::time::Duration;
 use apiary_endpoint::{AuthMode, EndpointConfig, TransportMode};
 use apiary_gateway::GatewayConfig;
 
+/// Keys whose values are secrets (or may hold credentials): kept out of every session's
+/// configuration, so `SET` and `${hiveconf:..}` never show them.
+pub const SECRET_KEYS: &[&str] = &[
+    "hive.server2.authentication.ldap.bindpw",
+    "hive.server2.keystore.password",
+    "javax.jdo.option.ConnectionPassword",
+    "apiary.metastore.url",
+];
+
 /// Every configuration key Apiary reads, with its default and meaning.
 pub const KEYS: &[(&str, &str, &str)] = &[
     (
@@ -95,6 +104,16 @@ pub const KEYS: &[(&str, &str, &str)] = &[
         "hive.server2.authentication.ldap.groupClassKey",
         "groupOfNames",
         "LDAP: object class of groups",
+    ),
+    (
+        "hive.server2.authentication.ldap.binddn",
+        "",
+        "LDAP: a service account that searches for each user's entry before the user's bind",
+    ),
+    (
+        "hive.server2.authentication.ldap.bindpw",
+        "",
+        "LDAP: the service account's password",
     ),
     (
         "apiary.authentication.ldap.timeout",
@@ -495,7 +514,14 @@ impl ServerConfig {
             id => id.to_string(),
         };
         Ok(apiary_sql::EngineOptions {
-            defaults: self.hiveconf.clone(),
+            // Sessions start from the server's configuration, less the secrets in it: a
+            // client must not read them back with SET or ${hiveconf:..}.
+            defaults: self
+                .hiveconf
+                .iter()
+                .filter(|(k, _)| !SECRET_KEYS.contains(&k.as_str()))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
             warehouse: self.warehouse(),
             server_id,
             memory_pool_bytes,
@@ -584,6 +610,13 @@ impl ServerConfig {
             group_filter: list("groupFilter"),
             group_membership_key: key("groupMembershipKey").unwrap_or_else(|| "member".into()),
             group_class_key: key("groupClassKey").unwrap_or_else(|| "groupOfNames".into()),
+            bind_dn: key("binddn").map(|dn| {
+                (
+                    dn,
+                    self.get("hive.server2.authentication.ldap.bindpw")
+                        .to_string(),
+                )
+            }),
             timeout: self.duration("apiary.authentication.ldap.timeout", "s")?,
         };
         let ldap =

@@ -41,6 +41,9 @@ pub struct LdapConfig {
     pub group_membership_key: String,
     /// Object class of groups (`...ldap.groupClassKey`, `groupOfNames`).
     pub group_class_key: String,
+    /// A service account that searches for the user's DN before the user's bind
+    /// (`...ldap.binddn`, Hive 3+), with its password (`...ldap.bindpw`).
+    pub bind_dn: Option<(String, String)>,
     /// Time allowed for a whole login (every connect and bind it tries).
     pub timeout: Duration,
 }
@@ -153,6 +156,21 @@ impl LdapAuthenticator {
                 tracing::debug!(error = %e, "LDAP connection ended");
             }
         });
+        let found;
+        let names = match &self.config.bind_dn {
+            None => names,
+            Some((dn, pw)) => match self.find_user(&mut ldap, dn, pw, names).await {
+                Ok(f) => {
+                    found = f;
+                    found.as_slice()
+                }
+                Err(e) => {
+                    let _ = tokio::time::timeout(self.config.timeout, ldap.unbind()).await;
+                    driver.abort();
+                    return Err(format!("{url}: {e}"));
+                }
+            },
+        };
         let mut outcome = Ok(false);
         for name in names {
             let bind = tokio::time::timeout(self.config.timeout, ldap.simple_bind(name, password));
@@ -183,6 +201,56 @@ impl LdapAuthenticator {
 }
 
 impl LdapAuthenticator {
+    /// Search mode: binds as the service account and finds the user's entry, named by the
+    /// attribute of each candidate's first RDN under its parent; the DNs found (none for an
+    /// unknown user) are what the user then binds as.
+    async fn find_user(
+        &self,
+        ldap: &mut Ldap,
+        bind_dn: &str,
+        bind_pw: &str,
+        candidates: &[String],
+    ) -> Result<Vec<String>, String> {
+        let r = ldap
+            .simple_bind(bind_dn, bind_pw)
+            .await
+            .map_err(|e| e.to_string())?;
+        if r.rc != 0 {
+            return Err(format!(
+                "the service account (hive.server2.authentication.ldap.binddn) could not bind: {}",
+                r.rc
+            ));
+        }
+        let mut found = Vec::new();
+        for candidate in candidates {
+            // `uid=alice,ou=people,dc=t`: look for uid=alice under ou=people,dc=t.
+            let Some((rdn, parent)) = split_first_rdn(candidate) else {
+                continue;
+            };
+            let Some((attr, value)) = rdn.split_once('=') else {
+                continue;
+            };
+            // The candidate's value is DN-escaped (`\2c`); the filter wants it plain, then
+            // filter-escaped.
+            let Ok(value) = ldap3::ldap_unescape(value) else {
+                continue;
+            };
+            let filter = format!("({}={})", ldap_escape(attr), ldap_escape(value.as_ref()));
+            let r = ldap
+                .search(parent, Scope::Subtree, &filter, vec!["1.1"])
+                .await
+                .map_err(|e| e.to_string())?;
+            if r.1.rc != 0 && r.1.rc != 32 {
+                return Err(format!("LDAP search failed ({}): {}", r.1.rc, r.1.text));
+            }
+            // Exactly one entry, or the name is ambiguous and no one logs in with it.
+            if let [entry] = r.0.as_slice() {
+                found.push(ldap3::SearchEntry::construct(entry.clone()).dn);
+            }
+        }
+        Ok(found)
+    }
+
     /// Whether the user bound as `dn` passes `groupFilter`, asked on the user's own bound
     /// connection.
     async fn in_groups(&self, ldap: &mut Ldap, dn: &str) -> Result<bool, String> {
@@ -287,6 +355,20 @@ impl LdapAuthenticator {
     }
 }
 
+/// A DN's first RDN and the rest (its parent), splitting at the first unescaped comma.
+fn split_first_rdn(dn: &str) -> Option<(&str, &str)> {
+    let bytes = dn.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'\\' => i += 2,
+            b',' => return Some((&dn[..i], dn[i + 1..].trim_start())),
+            _ => i += 1,
+        }
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -303,8 +385,22 @@ mod tests {
             group_dn_patterns: vec![],
             group_membership_key: "member".into(),
             group_class_key: "groupOfNames".into(),
+            bind_dn: None,
             timeout: Duration::from_secs(1),
         }
+    }
+
+    #[test]
+    fn first_rdn_splits_at_the_first_unescaped_comma() {
+        assert_eq!(
+            split_first_rdn("uid=a\\2cb,ou=p,dc=t"),
+            Some(("uid=a\\2cb", "ou=p,dc=t"))
+        );
+        assert_eq!(
+            split_first_rdn("uid=a\\,b,ou=p"),
+            Some(("uid=a\\,b", "ou=p"))
+        );
+        assert_eq!(split_first_rdn("dc=t"), None);
     }
 
     #[test]
