@@ -151,11 +151,13 @@ impl LdapAuthenticator {
         let (conn, mut ldap) = LdapConnAsync::with_settings(settings, url)
             .await
             .map_err(|e| format!("{url}: {e}"))?;
-        let driver = tokio::spawn(async move {
+        // The connection's driver ends with this call, however it ends (the login's deadline
+        // drops it mid-way): a hung directory keeps no task or socket of ours.
+        let _driver = AbortOnDrop(tokio::spawn(async move {
             if let Err(e) = conn.drive().await {
                 tracing::debug!(error = %e, "LDAP connection ended");
             }
-        });
+        }));
         let found;
         let names = match &self.config.bind_dn {
             None => names,
@@ -166,7 +168,6 @@ impl LdapAuthenticator {
                 }
                 Err(e) => {
                     let _ = tokio::time::timeout(self.config.timeout, ldap.unbind()).await;
-                    driver.abort();
                     return Err(format!("{url}: {e}"));
                 }
             },
@@ -195,7 +196,6 @@ impl LdapAuthenticator {
             }
         }
         let _ = tokio::time::timeout(self.config.timeout, ldap.unbind()).await;
-        driver.abort();
         outcome
     }
 }
@@ -352,6 +352,15 @@ impl LdapAuthenticator {
             "no LDAP server answered: {}",
             unreachable.join("; ")
         )))
+    }
+}
+
+/// Aborts a spawned task when dropped.
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
     }
 }
 
