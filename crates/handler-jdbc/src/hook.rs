@@ -7,6 +7,8 @@ use async_trait::async_trait;
 
 use apiary_storage::handler::{AlterOp, HandlerResult, MetaHook, ObjectState, OpTag, CREATED_BY};
 use apiary_storage::types::HiveType;
+use apiary_storage::Reach;
+use std::sync::Arc;
 
 use crate::remote::{
     all_properties, def_err, ident, query_columns, remote_columns, remote_of_table, remote_tag,
@@ -40,12 +42,16 @@ pub(crate) fn check_columns(table: &Table, remote_cols: &[String]) -> HandlerRes
     Ok(())
 }
 
-pub(crate) struct JdbcHook;
+/// The hook, with the server's limits on what tables may reach.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct JdbcHook {
+    pub(crate) reach: Arc<Reach>,
+}
 
 #[async_trait]
 impl MetaHook for JdbcHook {
     async fn pre_create_table(&self, table: &Table, op: &OpTag) -> HandlerResult<()> {
-        let remote = remote_of_table(table)?;
+        let remote = remote_of_table(&self.reach, table)?;
         let existing = remote_columns(&remote).await?;
         if table.table_type == TableType::External {
             return match (&remote.table, existing) {
@@ -100,7 +106,7 @@ impl MetaHook for JdbcHook {
         if table.table_type == TableType::External {
             return Ok(());
         }
-        let remote = remote_of_table(table)?;
+        let remote = remote_of_table(&self.reach, table)?;
         // An interrupted CREATE may still be running remotely (MySQL commits DDL by itself):
         // stop it first, or it could complete after this undo.
         remote.db.stop_tagged(&tag(op)).await?;
@@ -114,7 +120,7 @@ impl MetaHook for JdbcHook {
         if !delete_data {
             return Ok(());
         }
-        let remote = remote_of_table(table)?;
+        let remote = remote_of_table(&self.reach, table)?;
         // Only the remote table this table's CREATE made: its tag names that operation.
         let found = remote_tag(&remote).await?;
         let ours = match table.parameters.get(CREATED_BY) {
@@ -133,7 +139,7 @@ impl MetaHook for JdbcHook {
     }
 
     async fn object_state(&self, table: &Table, op: &OpTag) -> HandlerResult<ObjectState> {
-        let remote = remote_of_table(table)?;
+        let remote = remote_of_table(&self.reach, table)?;
         if remote.table.is_none() || remote_columns(&remote).await?.is_none() {
             return Ok(ObjectState::Absent);
         }
@@ -160,7 +166,7 @@ impl MetaHook for JdbcHook {
             }
             return Ok(());
         }
-        let remote = remote_of_table(new)?;
+        let remote = remote_of_table(&self.reach, new)?;
         let added: Vec<&Column> = new.sd.columns[old.sd.columns.len().min(new.sd.columns.len())..]
             .iter()
             .collect();

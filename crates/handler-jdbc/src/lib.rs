@@ -34,6 +34,7 @@ use apiary_storage::handler::{
 };
 use apiary_storage::native::column_field;
 use apiary_storage::types::HiveType;
+use apiary_storage::Reach;
 
 pub use pushdown::AggregatePushdown;
 pub use scan::JdbcScanExec;
@@ -64,8 +65,24 @@ pub const PUSHDOWN: &str = "apiary.jdbc.pushdown";
 const INSERT_ROWS: usize = 500;
 
 /// The JDBC handler.
-#[derive(Debug, Clone, Copy)]
-pub struct JdbcHandler;
+#[derive(Debug, Clone, Default)]
+pub struct JdbcHandler {
+    hook: JdbcHook,
+}
+
+impl JdbcHandler {
+    /// A handler whose tables may reach only what `reach` allows (hosts, and the files of
+    /// `jdbc:sqlite:` URLs).
+    pub fn new(reach: Arc<Reach>) -> Self {
+        Self {
+            hook: JdbcHook { reach },
+        }
+    }
+
+    fn reach(&self) -> &Reach {
+        &self.hook.reach
+    }
+}
 
 #[async_trait]
 impl StorageHandler for JdbcHandler {
@@ -101,11 +118,11 @@ impl StorageHandler for JdbcHandler {
     }
 
     fn validate(&self, table: &Table) -> HandlerResult<()> {
-        remote_of_table(table).map(|_| ())
+        remote_of_table(self.reach(), table).map(|_| ())
     }
 
     fn meta_hook(&self) -> Option<&dyn MetaHook> {
-        Some(&JdbcHook)
+        Some(&self.hook)
     }
 
     fn job_properties(&self, table: &Table) -> JobProperties {
@@ -122,7 +139,7 @@ impl StorageHandler for JdbcHandler {
         table: &Table,
         job: JobProperties,
     ) -> HandlerResult<Arc<dyn TableProvider>> {
-        let remote = remote_of(&job.0)?;
+        let remote = remote_of(self.reach(), &job.0)?;
         let fields = table
             .sd
             .columns
@@ -167,7 +184,7 @@ impl StorageHandler for JdbcHandler {
         mut rows: SendableRecordBatchStream,
         overwrite: bool,
     ) -> HandlerResult<u64> {
-        let remote = remote_of(&job.0)?;
+        let remote = remote_of(self.reach(), &job.0)?;
         let Some(name) = remote.table.clone() else {
             return Err(HandlerError::Unsupported(format!(
                 "table {} reads hive.sql.query and cannot be written",
@@ -328,6 +345,7 @@ mod tests {
 
     use crate::hook::check_columns;
     use crate::remote::{decode_hex, ident, literal, quoted, remote_of, Kind};
+    use apiary_storage::Reach;
 
     #[test]
     fn properties_name_the_remote_table() {
@@ -339,22 +357,58 @@ mod tests {
         );
         p.insert("hive.sql.table".into(), "Orders".into());
         p.insert("hive.sql.schema".into(), "sales".into());
-        let r = remote_of(&p).expect("valid");
+        let r = remote_of(&Reach::unrestricted(), &p).expect("valid");
         assert_eq!(r.kind, Kind::Postgres);
         assert_eq!(
             r.table.as_ref().map(|t| t.sql()).as_deref(),
             Some("\"sales\".\"orders\"")
         );
         p.insert("hive.sql.database.type".into(), "ORACLE".into());
-        assert!(remote_of(&p).is_err());
+        assert!(remote_of(&Reach::unrestricted(), &p).is_err());
         p.insert("hive.sql.database.type".into(), "sqlite".into());
         assert!(
-            remote_of(&p).is_err(),
+            remote_of(&Reach::unrestricted(), &p).is_err(),
             "a postgresql URL is not a SQLite one"
         );
         p.remove("hive.sql.table");
         p.insert("hive.sql.jdbc.url".into(), "jdbc:sqlite:/tmp/x.db".into());
-        assert!(remote_of(&p).is_err(), "no table and no query");
+        assert!(
+            remote_of(&Reach::unrestricted(), &p).is_err(),
+            "no table and no query"
+        );
+    }
+
+    #[test]
+    fn urls_reach_only_allowed_hosts_and_folders() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let allowed = dir.path().join("allowed");
+        std::fs::create_dir_all(&allowed).expect("folder");
+        let reach =
+            Reach::new(allowed.to_str(), &[], Some("127.0.0.1:5432,db.internal")).expect("reach");
+        let props = |kind: &str, url: &str| {
+            let mut p = BTreeMap::new();
+            p.insert("hive.sql.database.type".to_string(), kind.to_string());
+            p.insert("hive.sql.jdbc.url".to_string(), url.to_string());
+            p.insert("hive.sql.table".to_string(), "t".to_string());
+            p
+        };
+        let ok = |kind: &str, url: String| remote_of(&reach, &props(kind, &url)).map(|_| ());
+        assert!(ok("POSTGRES", "jdbc:postgresql://127.0.0.1:5432/d".into()).is_ok());
+        assert!(ok("MYSQL", "jdbc:mysql://db.internal:3306/d".into()).is_ok());
+        assert!(ok("SQLITE", format!("jdbc:sqlite:{}/x.db", allowed.display())).is_ok());
+        for (kind, url) in [
+            ("POSTGRES", "jdbc:postgresql://127.0.0.1:5433/d".to_string()),
+            ("POSTGRES", "jdbc:postgresql://10.0.0.1/d".to_string()),
+            ("MYSQL", "jdbc:mariadb://evil.example:3306/d".to_string()),
+            (
+                "SQLITE",
+                format!("jdbc:sqlite:{}/../x.db", allowed.display()),
+            ),
+            ("SQLITE", "jdbc:sqlite:/etc/x.db".to_string()),
+        ] {
+            let err = ok(kind, url.clone()).expect_err(&url);
+            assert!(err.to_string().contains("allowed"), "{url}: {err}");
+        }
     }
 
     #[test]

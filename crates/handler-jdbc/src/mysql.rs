@@ -10,6 +10,7 @@ use apiary_storage::types::HiveType;
 
 use crate::remote::{
     def_err, literal, remote_err, unsupported_type, Batcher, Kind, RemoteDb, RemoteName, RemoteTxn,
+    Target,
 };
 
 /// A MySQL or MariaDB database.
@@ -115,6 +116,16 @@ impl RemoteTxn for MyTxn {
 
 #[async_trait]
 impl RemoteDb for Mysql {
+    fn target(&self) -> Target {
+        match self.opts.socket() {
+            Some(socket) => Target::File(socket.to_string()),
+            None => Target::Hosts(vec![(
+                self.opts.ip_or_hostname().to_string(),
+                self.opts.tcp_port(),
+            )]),
+        }
+    }
+
     fn column_type(&self, t: &HiveType) -> HandlerResult<String> {
         use HiveType as H;
         Ok(match t {

@@ -9,6 +9,7 @@ use apiary_storage::types::HiveType;
 
 use crate::remote::{
     def_err, literal, remote_err, unsupported_type, Batcher, Kind, RemoteDb, RemoteName, RemoteTxn,
+    Target,
 };
 
 /// A PostgreSQL database.
@@ -108,6 +109,22 @@ impl RemoteTxn for PgTxn {
 
 #[async_trait]
 impl RemoteDb for Postgres {
+    fn target(&self) -> Target {
+        let ports = self.config.get_ports();
+        let mut hosts = Vec::new();
+        for (i, host) in self.config.get_hosts().iter().enumerate() {
+            let port = ports.get(i).or(ports.first()).copied().unwrap_or(5432);
+            match host {
+                tokio_postgres::config::Host::Tcp(h) => hosts.push((h.clone(), port)),
+                // A local socket is a file the server opens.
+                tokio_postgres::config::Host::Unix(path) => {
+                    return Target::File(path.display().to_string())
+                }
+            }
+        }
+        Target::Hosts(hosts)
+    }
+
     fn column_type(&self, t: &HiveType) -> HandlerResult<String> {
         use HiveType as H;
         Ok(match t {

@@ -14,6 +14,7 @@ use datafusion::error::Result as DfResult;
 
 use apiary_storage::handler::{HandlerError, HandlerResult};
 use apiary_storage::types::HiveType;
+use apiary_storage::Reach;
 
 use crate::{mysql, postgres, sqlite, PASSWORD};
 
@@ -40,12 +41,24 @@ impl Kind {
     }
 }
 
+/// Where a remote database's connection goes, for the server's limits on what statements
+/// reach ([`Reach`]).
+pub(crate) enum Target {
+    /// Hosts and ports, as the URL names them.
+    Hosts(Vec<(String, u16)>),
+    /// A file (SQLite) or a local socket, as the URL names it.
+    File(String),
+}
+
 /// One remote database: its connection and the SQL it needs for what differs between
 /// databases. Each implementation is a module of this crate (`postgres`, `mysql`, `sqlite`).
 #[async_trait]
 pub(crate) trait RemoteDb: Send + Sync {
     /// The remote column type for a Hive column type.
     fn column_type(&self, t: &HiveType) -> HandlerResult<String>;
+
+    /// Where its connection goes.
+    fn target(&self) -> Target;
 
     /// The statements that create `name` with `columns` (already SQL) and tag it with `tag`,
     /// run in one remote transaction.
@@ -177,8 +190,9 @@ pub(crate) fn remote_err(e: impl fmt::Display) -> HandlerError {
     HandlerError::Remote(e.to_string())
 }
 
-/// Reads a table's JDBC properties (secrets included).
-pub(crate) fn remote_of(props: &BTreeMap<String, String>) -> HandlerResult<Remote> {
+/// Reads a table's JDBC properties (secrets included). A URL naming a host or file the
+/// server's limits (`reach`) do not allow is refused before any connection is made.
+pub(crate) fn remote_of(reach: &Reach, props: &BTreeMap<String, String>) -> HandlerResult<Remote> {
     let get = |k: &str| props.get(k).map(String::as_str).filter(|v| !v.is_empty());
     let db_type = get("hive.sql.database.type")
         .ok_or_else(|| def_err("Property hive.sql.database.type is required"))?;
@@ -201,6 +215,13 @@ pub(crate) fn remote_of(props: &BTreeMap<String, String>) -> HandlerResult<Remot
         Kind::Sqlite => Arc::new(sqlite::Sqlite::from_url(url)?),
         Kind::Mysql => Arc::new(mysql::Mysql::from_url(url, user, password)?),
     };
+    let allowed = match db.target() {
+        Target::Hosts(hosts) => hosts
+            .iter()
+            .try_for_each(|(host, port)| reach.check_host(host, *port)),
+        Target::File(path) => reach.check_path("hive.sql.jdbc.url", &path),
+    };
+    allowed.map_err(|e| def_err(e.to_string()))?;
     let table = get("hive.sql.table").map(|t| RemoteName {
         kind,
         schema: get("hive.sql.schema").map(str::to_string),
@@ -227,8 +248,8 @@ pub(crate) fn all_properties(table: &Table) -> BTreeMap<String, String> {
     p
 }
 
-pub(crate) fn remote_of_table(table: &Table) -> HandlerResult<Remote> {
-    remote_of(&all_properties(table))
+pub(crate) fn remote_of_table(reach: &Reach, table: &Table) -> HandlerResult<Remote> {
+    remote_of(reach, &all_properties(table))
 }
 
 /// The remote table's columns, in order; None when it does not exist or the table reads a

@@ -10,6 +10,7 @@ use apiary_storage::types::HiveType;
 
 use crate::remote::{
     def_err, literal, remote_err, unsupported_type, Batcher, Kind, RemoteDb, RemoteName, RemoteTxn,
+    Target,
 };
 
 /// Where a table's tag is kept.
@@ -96,6 +97,10 @@ impl RemoteTxn for SqliteTxn {
 
 #[async_trait]
 impl RemoteDb for Sqlite {
+    fn target(&self) -> Target {
+        Target::File(self.path.display().to_string())
+    }
+
     fn column_type(&self, t: &HiveType) -> HandlerResult<String> {
         use HiveType as H;
         Ok(match t {
