@@ -17,6 +17,32 @@ pub const SECRET_KEYS: &[&str] = &[
     "apiary.metastore.url",
 ];
 
+/// Keys of [`KEYS`] a session may still change (with `SET`, OpenSession's configuration or
+/// a statement's overlay): every other key there is read only at start-up, so a session may
+/// not change it.
+const SESSION_KEYS: &[&str] = &[
+    "hive.query.timeout.seconds",
+    "hive.server2.thrift.resultset.default.fetch.size",
+];
+
+/// Prefixes of keys only the server sets, besides those of [`KEYS`]: Apiary's own, Hive's
+/// authentication, TLS, impersonation and function-list keys, the metastore's connection,
+/// and DataFusion's catalog and runtime options.
+const STARTUP_PREFIXES: &[&str] = &[
+    "apiary.",
+    "hive.server2.authentication",
+    "hive.server2.keystore",
+    "hive.server2.use.SSL",
+    "hive.server2.builtin.udf.",
+    "hive.server2.enable.doAs",
+    "hive.server2.allow.user.substitution",
+    "hive.security.",
+    "hadoop.proxyuser.",
+    "javax.jdo.",
+    "datafusion.catalog.",
+    "datafusion.runtime.",
+];
+
 /// Every configuration key Apiary reads, with its default and meaning.
 pub const KEYS: &[(&str, &str, &str)] = &[
     (
@@ -255,6 +281,36 @@ pub const KEYS: &[(&str, &str, &str)] = &[
         "hive.query.timeout.seconds",
         "0",
         "default query timeout in seconds (0: none); a client's queryTimeout wins",
+    ),
+    (
+        apiary_storage::reach::ALLOWED_PATHS_KEY,
+        "",
+        "comma-separated folders statements may name besides the warehouse (LOAD DATA [LOCAL] INPATH, LOCATION, DataFusion's CREATE EXTERNAL TABLE and COPY, jdbc:sqlite: files); each must exist; paths are resolved (file: URLs, .., symbolic links) before the check; empty: no restriction",
+    ),
+    (
+        apiary_storage::reach::ALLOWED_HOSTS_KEY,
+        "",
+        "comma-separated hosts (host or host:port) JDBC tables may connect to; empty: any host",
+    ),
+    (
+        apiary_sql::policy::RESTRICTED_LIST_KEY,
+        apiary_sql::policy::DEFAULT_RESTRICTED_LIST,
+        "comma-separated keys (or prefixes) a session may not change; the keys read only at start-up (authentication, TLS, metastore, warehouse, apiary.*) are refused too",
+    ),
+    (
+        apiary_sql::policy::HIDDEN_LIST_KEY,
+        apiary_sql::policy::DEFAULT_HIDDEN_LIST,
+        "comma-separated keys (or prefixes) SET never shows and sessions never receive (the server's own secrets, such as ldap.bindpw, are hidden too)",
+    ),
+    (
+        apiary_sql::policy::UDF_BLACKLIST_KEY,
+        "",
+        "comma-separated built-in functions queries may not call (\"UDF f is not allowed\")",
+    ),
+    (
+        apiary_sql::policy::UDF_WHITELIST_KEY,
+        "",
+        "comma-separated built-in functions that alone queries may call (empty: all); the blacklist wins",
     ),
 ];
 
@@ -516,6 +572,7 @@ impl ServerConfig {
         Ok(apiary_sql::EngineOptions {
             // Sessions start from the server's configuration, less the secrets in it: a
             // client must not read them back with SET or ${hiveconf:..}.
+            // (Less the hidden keys, the engine removes with the policy's list.)
             defaults: self
                 .hiveconf
                 .iter()
@@ -527,7 +584,46 @@ impl ServerConfig {
             memory_pool_bytes,
             spill_dir,
             spill_max_bytes: spill_max_bytes as u64,
+            policy: std::sync::Arc::new(self.policy()?),
         })
+    }
+
+    /// What statements may reach, and what sessions may change, see and call. The warehouse
+    /// folder is created here, as it is always allowed.
+    pub fn policy(&self) -> Result<apiary_sql::Policy, ConfigError> {
+        let warehouse = self.warehouse();
+        std::fs::create_dir_all(&warehouse).map_err(|e| ConfigError::Invalid {
+            key: "hive.metastore.warehouse.dir".into(),
+            reason: format!("cannot create {}: {e}", warehouse.display()),
+        })?;
+        let reach = apiary_storage::Reach::new(
+            Some(self.get(apiary_storage::reach::ALLOWED_PATHS_KEY)),
+            &[warehouse.as_path()],
+            Some(self.get(apiary_storage::reach::ALLOWED_HOSTS_KEY)),
+        )
+        .map_err(|e| ConfigError::Invalid {
+            key: apiary_storage::reach::ALLOWED_PATHS_KEY.into(),
+            reason: e.to_string(),
+        })?;
+        let startup: Vec<&str> = KEYS
+            .iter()
+            .map(|(k, _, _)| *k)
+            .filter(|k| !SESSION_KEYS.contains(k))
+            .chain(STARTUP_PREFIXES.iter().copied())
+            .collect();
+        let hidden = format!(
+            "{},{}",
+            self.get(apiary_sql::policy::HIDDEN_LIST_KEY),
+            SECRET_KEYS.join(",")
+        );
+        Ok(apiary_sql::Policy::new(
+            std::sync::Arc::new(reach),
+            self.get(apiary_sql::policy::RESTRICTED_LIST_KEY),
+            &hidden,
+            &startup,
+            self.get(apiary_sql::policy::UDF_BLACKLIST_KEY),
+            self.get(apiary_sql::policy::UDF_WHITELIST_KEY),
+        ))
     }
 
     /// How the PostgreSQL metastore connects.

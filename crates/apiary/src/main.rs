@@ -191,13 +191,21 @@ async fn serve(args: ServeArgs) -> Result<(), Box<dyn std::error::Error>> {
             ),
         };
     let engine_options = config.engine()?;
+    let policy = engine_options.policy.clone();
     tracing::info!(
         memory_pool = ?engine_options.memory_pool_bytes,
         spill_dir = ?engine_options.spill_dir,
         server_id = %engine_options.server_id,
         "query runtime"
     );
-    let engine = Arc::new(Engine::open(engine_options, metastore, Arc::new(handlers())).await?);
+    let engine = Arc::new(
+        Engine::open(
+            engine_options,
+            metastore,
+            Arc::new(handlers(policy.reach())),
+        )
+        .await?,
+    );
     let gateway = Gateway::new(engine, gateway_config);
     let http_path = endpoint.http_path.clone();
     let endpoints = Endpoints::start(gateway.clone(), endpoint).await?;
@@ -249,10 +257,12 @@ async fn serve(args: ServeArgs) -> Result<(), Box<dyn std::error::Error>> {
 }
 
 /// The storage handlers this server knows, each from its own crate. A new handler is one
-/// line here.
-fn handlers() -> apiary_storage::handler::Registry {
+/// line here. Each gets the server's limits on what tables may reach.
+fn handlers(reach: &Arc<apiary_storage::Reach>) -> apiary_storage::handler::Registry {
     let mut registry = apiary_storage::handler::Registry::default();
-    registry.register(Arc::new(apiary_handler_jdbc::JdbcHandler));
+    registry.register(Arc::new(apiary_handler_jdbc::JdbcHandler::new(
+        reach.clone(),
+    )));
     registry
 }
 

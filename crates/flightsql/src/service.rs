@@ -78,7 +78,9 @@ fn status(e: &GatewayError) -> Status {
         GatewayError::Internal(_) => Status::internal(message),
         GatewayError::InvalidState(_) => Status::failed_precondition(message),
         GatewayError::Authentication(_) => Status::unauthenticated(message),
-        GatewayError::Sql(_) | GatewayError::Failed(_) => Status::invalid_argument(message),
+        GatewayError::Sql(_) | GatewayError::Failed(_) | GatewayError::SessionRefused(_) => {
+            Status::invalid_argument(message)
+        }
     };
     if let Some(state) = e.sql_state().and_then(|v| v.parse().ok()) {
         s.metadata_mut().insert("x-hive-sqlstate", state);

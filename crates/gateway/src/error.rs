@@ -20,6 +20,10 @@ pub enum GatewayError {
     /// The query ran longer than its timeout.
     #[error("Query timed out after {0} seconds")]
     Timeout(u64),
+    /// OpenSession refused what the client asked for (a configuration key a session may
+    /// not change), in Hive's words.
+    #[error("Failed to open new session: {0}")]
+    SessionRefused(String),
     /// The server is at its session limit.
     #[error("{0}")]
     Busy(String),
@@ -73,7 +77,9 @@ impl GatewayError {
             GatewayError::Internal(_) => Some("HY000"),
             GatewayError::Unsupported(_) => Some("HYC00"),
             GatewayError::Authentication(_) => Some("08S01"),
-            GatewayError::InvalidHandle(_) | GatewayError::Busy(_) => None,
+            GatewayError::InvalidHandle(_)
+            | GatewayError::Busy(_)
+            | GatewayError::SessionRefused(_) => None,
         }
     }
 

@@ -217,7 +217,13 @@ impl Gateway {
             hiveconf: request.conf,
             hivevar: request.vars,
         };
-        let sql = self.engine.open_session(opts)?;
+        let sql = self.engine.open_session(opts).map_err(|e| match e {
+            // Hive's OpenSession wraps the refusal of its SetProcessor so.
+            SqlError::Restricted(_) => {
+                GatewayError::SessionRefused(format!("java.lang.IllegalArgumentException: {e}"))
+            }
+            other => other.into(),
+        })?;
         let session = Arc::new(Session {
             handle: Handle::random(),
             user: user.to_string(),
@@ -325,6 +331,10 @@ impl Gateway {
         // Statements of one session are prepared one at a time, so the cap holds.
         let mut sql = session.sql.lock().await;
         self.check_operation_cap(&session)?;
+        // Hive applies an overlay's keys as SET does, refusing the restricted ones.
+        for key in conf_overlay.keys() {
+            sql.check_settable(key)?;
+        }
         let timeout = effective_timeout(query_timeout_secs, conf_overlay, &sql);
         let prepared = sql.prepare(statement).await;
         let notes = sql.take_notes();

@@ -258,7 +258,7 @@ async fn run_file(path: &Path) -> Vec<String> {
     std::fs::create_dir_all(&dir).expect("data folder");
     let metastore = Arc::new(SqliteMetastore::open(&dir.join("metastore.db")).expect("metastore"));
     let mut handlers = Registry::default();
-    handlers.register(Arc::new(apiary_handler_jdbc::JdbcHandler));
+    handlers.register(Arc::new(apiary_handler_jdbc::JdbcHandler::default()));
     let engine = Engine::open(
         EngineOptions::new(&dir.join("warehouse")),
         metastore,

@@ -41,6 +41,14 @@ pub enum SqlError {
         /// The message after the code.
         message: String,
     },
+    /// A configuration key a session may not change (`hive.conf.restricted.list`, or a key
+    /// the server reads only at start-up), as Hive's `IllegalArgumentException` words it.
+    #[error("Cannot modify {0} at runtime. It is in the list of parameters that can't be modified at runtime or is prefixed by a restricted variable")]
+    Restricted(String),
+    /// The server does not let the statement do this (a path outside
+    /// `apiary.fs.allowed.paths`, ...), as Hive's authorization denials read.
+    #[error("HiveAccessControlException Permission denied: {0}")]
+    Denied(String),
     /// A statement Apiary understands but does not support.
     #[error("SemanticException [Error 10294]: {0}")]
     Unsupported(String),
@@ -176,7 +184,11 @@ impl SqlError {
     pub fn error_code(&self) -> i32 {
         match self {
             SqlError::Semantic { error: Some(e), .. } => e.wire_code(),
-            SqlError::Parse { .. } | SqlError::Semantic { .. } | SqlError::Substitution(_) => 40000,
+            SqlError::Parse { .. }
+            | SqlError::Semantic { .. }
+            | SqlError::Substitution(_)
+            | SqlError::Denied(_) => 40000,
+            SqlError::Restricted(_) => 1,
             SqlError::TableNotFound(_) => 10001,
             SqlError::ColumnNotFound(_) => 10004,
             SqlError::FunctionNotFound(_) => 10011,
@@ -195,6 +207,7 @@ impl SqlError {
                 format!("Error while processing statement: FAILED: Execution Error, return code 2 from {detail}")
             }
             SqlError::Cancelled => "Query was cancelled".to_string(),
+            SqlError::Restricted(_) => format!("Error while processing statement: {self}"),
             SqlError::Substitution(detail) => {
                 format!("Error running query: java.lang.IllegalStateException: {detail}")
             }

@@ -13,6 +13,7 @@ pub mod names;
 mod nonnative;
 mod partitions;
 pub mod pattern;
+pub mod policy;
 pub mod prepared;
 pub mod recovery;
 pub mod render;
@@ -26,6 +27,7 @@ pub use apiary_storage::handler::Registry;
 pub use apiary_storage::types;
 
 pub use error::SqlError;
+pub use policy::Policy;
 pub use prepared::{execute, Prepared, QueryPlan, RowStream};
 pub use session::{Engine, EngineOptions, SessionOptions, SqlSession};
 pub use task::{Task, TaskOutput, TASK_SETTLE};

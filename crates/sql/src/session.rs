@@ -26,6 +26,7 @@ use crate::catalog::HiveCatalog;
 use crate::error::{HiveError, SqlError};
 use crate::names::{CATALOG, DEFAULT_DATABASE};
 use crate::pattern::hive_like;
+use crate::policy::Policy;
 use crate::prepared::{string_rows, Prepared, QueryPlan};
 use crate::rewrite;
 use crate::statement::Scope;
@@ -56,6 +57,7 @@ pub struct Engine {
     warehouse: PathBuf,
     runtime: Arc<RuntimeEnv>,
     defaults: BTreeMap<String, String>,
+    policy: Arc<Policy>,
     batch_size: usize,
 }
 
@@ -91,6 +93,8 @@ pub struct EngineOptions {
     pub spill_dir: Option<PathBuf>,
     /// Most bytes of spill files at once.
     pub spill_max_bytes: u64,
+    /// What sessions may change, see, call and reach.
+    pub policy: Arc<Policy>,
 }
 
 impl EngineOptions {
@@ -103,6 +107,7 @@ impl EngineOptions {
             memory_pool_bytes: None,
             spill_dir: None,
             spill_max_bytes: 0,
+            policy: Arc::new(Policy::permissive()),
         }
     }
 }
@@ -170,6 +175,7 @@ impl Engine {
             defaults,
             warehouse,
             server_id,
+            policy,
             ..
         } = options;
         let warehouse = warehouse.as_path();
@@ -218,7 +224,12 @@ impl Engine {
             metastore,
             warehouse,
             runtime,
-            defaults,
+            // Sessions never see the server's values of hidden keys.
+            defaults: defaults
+                .into_iter()
+                .filter(|(k, _)| !policy.is_hidden(k))
+                .collect(),
+            policy,
             batch_size: 8192,
         })
     }
@@ -268,6 +279,7 @@ impl Engine {
             hiveconf: self.defaults.clone(),
             defaults: self.defaults.clone(),
             hivevar: opts.hivevar,
+            policy: self.policy.clone(),
             notes: Default::default(),
             interrupt: CancellationToken::new(),
         };
@@ -299,6 +311,7 @@ pub struct SqlSession {
     hiveconf: BTreeMap<String, String>,
     defaults: BTreeMap<String, String>,
     hivevar: BTreeMap<String, String>,
+    policy: Arc<Policy>,
     /// Things a statement did that its user should hear of (files it kept), for the
     /// operation log.
     notes: Arc<parking_lot::Mutex<Vec<String>>>,
@@ -361,6 +374,7 @@ impl SqlSession {
             hiveconf: self.hiveconf.clone(),
             defaults: self.defaults.clone(),
             hivevar: self.hivevar.clone(),
+            policy: self.policy.clone(),
             notes: Default::default(),
             interrupt: CancellationToken::new(),
         }
@@ -408,8 +422,15 @@ impl SqlSession {
         crate::metadata::CatalogReader::new(self.ctx.clone())
     }
 
+    /// Refuses a key this session may not change (restricted by the server).
+    pub fn check_settable(&self, key: &str) -> Result<(), SqlError> {
+        self.policy.check_settable(key)
+    }
+
     /// Sets a Hive configuration key; `datafusion.*` keys go to DataFusion's own options.
+    /// Keys the server restricts are refused, as Hive refuses them.
     pub fn set_conf(&mut self, key: &str, value: &str) -> Result<(), SqlError> {
+        self.policy.check_settable(key)?;
         if key.starts_with("datafusion.") {
             let state = self.ctx.state_ref();
             let mut state = state.write();
@@ -543,6 +564,13 @@ impl SqlSession {
         &mut self,
         stmt: crate::ddl::HiveStatement,
     ) -> Result<Prepared, SqlError> {
+        for (clause, path) in stmt.named_paths() {
+            self.policy.check_path(clause, path)?;
+        }
+        if matches!(stmt, crate::ddl::HiveStatement::InsertDirectory { .. }) {
+            let scope: &mut dyn Scope = self;
+            return scope.run_hive(stmt).await;
+        }
         if stmt.is_read_only() || matches!(stmt, crate::ddl::HiveStatement::Insert { .. }) {
             let scope: &mut dyn Scope = self;
             return scope.run_hive(stmt).await;
@@ -640,6 +668,7 @@ impl SqlSession {
             .statement_to_plan(DfStatement::Statement(Box::new(statement)))
             .await
             .map_err(SqlError::from_planning)?;
+        self.policy.check_plan(&plan)?;
         match &plan {
             LogicalPlan::Ddl(_) | LogicalPlan::Dml(_) | LogicalPlan::Copy(_) => {
                 let ctx = self.ctx.clone();
@@ -694,6 +723,7 @@ impl SqlSession {
             let mut lines: Vec<String> = self
                 .hiveconf
                 .iter()
+                .filter(|(k, _)| !self.policy.is_hidden(k))
                 .map(|(k, v)| format!("{k}={v}"))
                 .collect();
             lines.extend(self.hivevar.iter().map(|(k, v)| format!("hivevar:{k}={v}")));
@@ -703,6 +733,13 @@ impl SqlSession {
         match rest.split_once('=') {
             None => {
                 let key = rest.trim();
+                let conf_key = key.strip_prefix("hiveconf:").unwrap_or(key);
+                if !key.starts_with("hivevar:") && self.policy.is_hidden(conf_key) {
+                    return Ok(string_rows(
+                        "set",
+                        vec![format!("{key} is a hidden config")],
+                    ));
+                }
                 let line = match self.lookup(key) {
                     Some(v) => format!("{key}={v}"),
                     None => format!("{key} is undefined"),

@@ -248,6 +248,15 @@ pub enum HiveStatement {
         /// Partition.
         partition: Option<PartitionSpec>,
     },
+    /// INSERT OVERWRITE [LOCAL] DIRECTORY 'path' <query> (refused after its path is checked).
+    InsertDirectory {
+        /// LOCAL.
+        local: bool,
+        /// The folder.
+        path: String,
+        /// The rest of the statement (its row format and query).
+        query: String,
+    },
     /// INSERT INTO / OVERWRITE.
     Insert {
         /// OVERWRITE.
@@ -277,5 +286,49 @@ impl HiveStatement {
                 | HiveStatement::ShowPartitions(..)
                 | HiveStatement::ShowTables { .. }
         )
+    }
+
+    /// The file-system paths the statement names, each with the clause that names it, for
+    /// the server's check of what statements may reach.
+    pub fn named_paths(&self) -> Vec<(&'static str, &str)> {
+        let mut paths = Vec::new();
+        match self {
+            HiveStatement::CreateDatabase { location, .. }
+            | HiveStatement::AlterDatabase { location, .. } => {
+                paths.extend(location.as_deref().map(|l| ("LOCATION", l)));
+            }
+            HiveStatement::CreateTable(c) => {
+                paths.extend(c.location.as_deref().map(|l| ("LOCATION", l)));
+            }
+            HiveStatement::AlterTable { action, .. } => match action {
+                AlterTable::SetLocation(l) | AlterTable::PartitionLocation(_, l) => {
+                    paths.push(("SET LOCATION", l.as_str()));
+                }
+                AlterTable::AddPartitions(_, parts) => paths.extend(
+                    parts
+                        .iter()
+                        .filter_map(|(_, l)| l.as_deref().map(|l| ("LOCATION", l))),
+                ),
+                _ => {}
+            },
+            HiveStatement::InsertDirectory { local, path, .. } => paths.push((
+                if *local {
+                    "INSERT OVERWRITE LOCAL DIRECTORY"
+                } else {
+                    "INSERT OVERWRITE DIRECTORY"
+                },
+                path.as_str(),
+            )),
+            HiveStatement::LoadData { local, path, .. } => paths.push((
+                if *local {
+                    "LOAD DATA LOCAL INPATH"
+                } else {
+                    "LOAD DATA INPATH"
+                },
+                path.as_str(),
+            )),
+            _ => {}
+        }
+        paths
     }
 }

@@ -389,6 +389,14 @@ pub fn parse(sql: &str) -> Result<Option<HiveStatement>, SqlError> {
             p.expect_kw("into")?;
             false
         };
+        let local = overwrite && p.is_kw("local") && p.is_kw_at(1, "directory");
+        if overwrite && (local || p.is_kw_at(0, "directory")) {
+            p.eat_kw("local");
+            p.expect_kw("directory")?;
+            let path = p.string()?;
+            let query = p.rest();
+            return Ok(Some(HiveStatement::InsertDirectory { local, path, query }));
+        }
         p.eat_kw("table");
         let table = p.table_name()?;
         let partition = if p.eat_kw("partition") {

@@ -186,6 +186,9 @@ impl dyn Scope {
                     .await?;
                 Ok(Prepared::Task(task))
             }
+            HiveStatement::InsertDirectory { .. } => Err(SqlError::Unsupported(
+                "INSERT OVERWRITE [LOCAL] DIRECTORY is not supported; write into a table with a LOCATION instead".into(),
+            )),
         }
     }
 }
