@@ -82,6 +82,21 @@ pub const KEYS: &[(&str, &str, &str)] = &[
         "NONE (SASL PLAIN, any user; NOSASL clients also served), NOSASL (raw Thrift only) or LDAP (SASL PLAIN, HTTP Basic and the Flight SQL handshake checked by a simple bind; NOSASL refused)",
     ),
     (
+        "hive.server2.use.SSL",
+        "false",
+        "TLS (1.2 and 1.3) on the binary, HTTP and Flight SQL ports, with the key and certificate chain of hive.server2.keystore.path",
+    ),
+    (
+        "hive.server2.keystore.path",
+        "",
+        "TLS: the server's keystore: a PKCS#12 file (openssl pkcs12 -export, keytool -storetype PKCS12) or a PEM file holding the certificate chain and the private key",
+    ),
+    (
+        "hive.server2.keystore.password",
+        "",
+        "TLS: the PKCS#12 keystore's password",
+    ),
+    (
         "hive.server2.authentication.ldap.url",
         "",
         "LDAP: directory URLs (ldap://host:port), space-separated, tried in order",
@@ -473,7 +488,44 @@ impl ServerConfig {
                 .max(1),
             login_timeout: self.duration("hive.server2.thrift.login.timeout", "s")?,
             idle_timeout: self.duration("apiary.connection.idle.timeout", "s")?,
+            tls: self.tls()?,
         }))
+    }
+
+    /// TLS for every listener (`hive.server2.use.SSL`), from Hive's keystore keys.
+    pub fn tls(&self) -> Result<Option<apiary_tls::ServerTls>, ConfigError> {
+        match self
+            .get("hive.server2.use.SSL")
+            .trim()
+            .to_ascii_lowercase()
+            .as_str()
+        {
+            "false" | "" => return Ok(None),
+            "true" => {}
+            other => {
+                return Err(ConfigError::Value {
+                    key: "hive.server2.use.SSL".into(),
+                    value: other.into(),
+                    expected: "true or false",
+                })
+            }
+        }
+        let path = self.get("hive.server2.keystore.path").trim();
+        if path.is_empty() {
+            return Err(ConfigError::Invalid {
+                key: "hive.server2.keystore.path".into(),
+                reason: "hive.server2.use.SSL is true but no keystore is named".into(),
+            });
+        }
+        apiary_tls::ServerTls::load(
+            std::path::Path::new(path),
+            self.get("hive.server2.keystore.password"),
+        )
+        .map(Some)
+        .map_err(|e| ConfigError::Invalid {
+            key: "hive.server2.keystore.path".into(),
+            reason: e.to_string(),
+        })
     }
 
     /// Settings of the endpoints.
@@ -527,6 +579,7 @@ impl ServerConfig {
             handshake_timeout: self.duration("hive.server2.thrift.login.timeout", "s")?,
             idle_timeout: self.duration("apiary.connection.idle.timeout", "s")?,
             shutdown_grace: Duration::from_secs(5),
+            tls: self.tls()?,
         })
     }
 

@@ -15,8 +15,9 @@ use apiary_protocol::sasl::{
 };
 use apiary_protocol::MessageScanner;
 use bytes::BytesMut;
+use tokio::io::AsyncBufReadExt;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
 use crate::service::{handle_message, CallOutcome};
@@ -45,6 +46,10 @@ pub async fn serve(
     .await;
 }
 
+/// A connection as the binary transport reads it: buffered, so its first byte can be looked
+/// at before it is consumed (whether the socket is TLS or not).
+type Conn = tokio::io::BufReader<apiary_tls::Stream>;
+
 enum Mode {
     Sasl,
     Raw,
@@ -52,21 +57,21 @@ enum Mode {
 
 /// Serves one connection; returns why it ended.
 async fn connection(
-    mut stream: TcpStream,
+    stream: apiary_tls::Stream,
     peer: SocketAddr,
     gw: &Arc<Gateway>,
     cfg: &EndpointConfig,
     shutdown: &CancellationToken,
 ) -> String {
-    let mut first = [0u8; 1];
-    let peeked = tokio::time::timeout(cfg.handshake_timeout, stream.peek(&mut first)).await;
-    match peeked {
+    let mut stream = tokio::io::BufReader::new(stream);
+    let peeked = tokio::time::timeout(cfg.handshake_timeout, stream.fill_buf()).await;
+    let first = match peeked {
         Err(_) => return "handshake timed out before the client sent anything".into(),
         Ok(Err(e)) => return format!("read failed: {e}"),
-        Ok(Ok(0)) => return "client closed the connection before sending anything".into(),
-        Ok(Ok(_)) => {}
-    }
-    let (mode, user) = match (first[0], cfg.auth) {
+        Ok(Ok([])) => return "client closed the connection before sending anything".into(),
+        Ok(Ok([b, ..])) => *b,
+    };
+    let (mode, user) = match (first, cfg.auth) {
         (SASL_START, AuthMode::None | AuthMode::Password) => {
             match tokio::time::timeout(cfg.handshake_timeout, sasl_handshake(&mut stream, gw)).await {
                 Err(_) => return "SASL handshake timed out".into(),
@@ -85,6 +90,7 @@ async fn connection(
             let _ = stream
                 .write_all(b"HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\nconnection: close\r\n\r\n")
                 .await;
+            let _ = stream.flush().await;
             return "an HTTP request arrived on the binary port; use the HTTP port".into();
         }
         (b, _) => return format!("first byte 0x{b:02x} is neither a SASL START nor a Thrift message"),
@@ -106,7 +112,7 @@ async fn connection(
 }
 
 async fn serve_messages(
-    stream: &mut TcpStream,
+    stream: &mut Conn,
     mode: Mode,
     client: &Client,
     gw: &Arc<Gateway>,
@@ -215,19 +221,25 @@ async fn serve_messages(
 }
 
 async fn write_message(
-    stream: &mut TcpStream,
+    stream: &mut Conn,
     mode: &Mode,
     bytes: &[u8],
     out: &mut Vec<u8>,
 ) -> std::io::Result<()> {
     match mode {
-        Mode::Raw => stream.write_all(bytes).await,
+        Mode::Raw => {
+            stream.write_all(bytes).await?;
+            stream.flush().await
+        }
         Mode::Sasl => {
             let len = u32::try_from(bytes.len()).unwrap_or(u32::MAX);
             out.clear();
             out.extend_from_slice(&len.to_be_bytes());
             out.extend_from_slice(bytes);
-            let r = stream.write_all(out).await;
+            let r = match stream.write_all(out).await {
+                Ok(()) => stream.flush().await,
+                Err(e) => Err(e),
+            };
             if out.capacity() > READ_CHUNK {
                 *out = Vec::new();
             }
@@ -236,7 +248,7 @@ async fn write_message(
     }
 }
 
-async fn read_sasl_frame(stream: &mut TcpStream) -> Result<(u8, Vec<u8>), String> {
+async fn read_sasl_frame(stream: &mut Conn) -> Result<(u8, Vec<u8>), String> {
     let mut head = [0u8; 5];
     stream
         .read_exact(&mut head)
@@ -256,12 +268,18 @@ async fn read_sasl_frame(stream: &mut TcpStream) -> Result<(u8, Vec<u8>), String
     Ok((status, payload))
 }
 
-async fn send_sasl(stream: &mut TcpStream, status: u8, payload: &[u8]) {
-    let _ = stream.write_all(&handshake_frame(status, payload)).await;
+async fn send_sasl(stream: &mut Conn, status: u8, payload: &[u8]) {
+    if stream
+        .write_all(&handshake_frame(status, payload))
+        .await
+        .is_ok()
+    {
+        let _ = stream.flush().await;
+    }
 }
 
 /// Runs the server side of a SASL PLAIN handshake; returns the authenticated user.
-async fn sasl_handshake(stream: &mut TcpStream, gw: &Gateway) -> Result<String, String> {
+async fn sasl_handshake(stream: &mut Conn, gw: &Gateway) -> Result<String, String> {
     let (status, mech) = read_sasl_frame(stream).await?;
     if status != SASL_START {
         send_sasl(stream, SASL_ERROR, b"Expected START status").await;

@@ -14,7 +14,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use apiary_gateway::Gateway;
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
@@ -67,6 +67,8 @@ pub struct EndpointConfig {
     pub idle_timeout: Duration,
     /// Time given to open connections to finish at shutdown.
     pub shutdown_grace: Duration,
+    /// TLS on both transports (`hive.server2.use.SSL`), or plain sockets.
+    pub tls: Option<apiary_tls::ServerTls>,
 }
 
 impl Default for EndpointConfig {
@@ -83,6 +85,7 @@ impl Default for EndpointConfig {
             handshake_timeout: Duration::from_secs(20),
             idle_timeout: Duration::from_secs(3600),
             shutdown_grace: Duration::from_secs(5),
+            tls: None,
         }
     }
 }
@@ -169,8 +172,9 @@ impl Endpoints {
 /// The accept loop every listener runs: accepts until `shutdown`, gives each connection a
 /// slot (at most `max_connections` at once; at the limit a new client waits up to twice the
 /// login timeout, since connections holding no session are closed after one), and serves it
-/// with `serve` in its own task; at shutdown it waits for open connections up to the grace
-/// period.
+/// with `serve` in its own task, after its TLS handshake when TLS is on (bounded by the login
+/// timeout: a plain client on a TLS port is closed at once, a silent one after the timeout);
+/// at shutdown it waits for open connections up to the grace period.
 pub(crate) async fn accept_loop<F, Fut>(
     transport: &'static str,
     listener: TcpListener,
@@ -178,10 +182,12 @@ pub(crate) async fn accept_loop<F, Fut>(
     shutdown: CancellationToken,
     serve: F,
 ) where
-    F: Fn(TcpStream, SocketAddr) -> Fut,
+    F: Fn(apiary_tls::Stream, SocketAddr) -> Fut + Send + Sync + 'static,
     Fut: std::future::Future<Output = ()> + Send + 'static,
 {
     let limit = Arc::new(Semaphore::new(config.max_connections));
+    let tls = config.tls.as_ref().map(|t| t.acceptor(&[]));
+    let serve = Arc::new(serve);
     let tasks = tokio_util::task::TaskTracker::new();
     loop {
         let accepted = tokio::select! {
@@ -201,9 +207,12 @@ pub(crate) async fn accept_loop<F, Fut>(
             continue;
         };
         let _ = stream.set_nodelay(true);
-        let work = serve(stream, peer);
+        let (tls, serve, timeout) = (tls.clone(), serve.clone(), config.handshake_timeout);
         tasks.spawn(async move {
-            work.await;
+            match apiary_tls::accept(tls.as_ref(), stream, timeout).await {
+                Ok(stream) => serve(stream, peer).await,
+                Err(reason) => tracing::info!(transport, %peer, %reason, "connection closed"),
+            }
             drop(permit);
         });
     }

@@ -5,7 +5,8 @@
 //! (HTTP/2 PING) more often than that, so a live client, even one waiting on a long call,
 //! always answers in time; a silent socket or a vanished peer loses its slot. A gRPC client
 //! whose connection was closed connects again by itself, and its bearer token still names
-//! its session.
+//! its session. With TLS, each connection's handshake runs in its own task under the login
+//! timeout, so a stalled or plain-text client holds up no one else.
 
 use std::future::Future;
 use std::io;
@@ -16,14 +17,15 @@ use std::time::Duration;
 
 use futures::Stream;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::TcpListener;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::time::{Instant, Sleep};
 use tonic::transport::server::{Connected, TcpConnectInfo};
 
 /// An accepted connection holding one of the port's slots until it closes.
 pub(crate) struct Conn {
-    stream: TcpStream,
+    stream: apiary_tls::Stream,
+    info: TcpConnectInfo,
     idle: Duration,
     /// Until the first bytes: the login timeout; then the idle timeout after the last read.
     deadline: Pin<Box<Sleep>>,
@@ -104,22 +106,29 @@ impl Connected for Conn {
     type ConnectInfo = TcpConnectInfo;
 
     fn connect_info(&self) -> Self::ConnectInfo {
-        self.stream.connect_info()
+        self.info.clone()
     }
 }
 
-/// The port's accepted connections, each with a slot; past `max` open ones a new
-/// connection is closed at once.
+/// The port's accepted connections, each with a slot, after its TLS handshake when `tls` is
+/// set; past `max` open ones a new connection is closed at once. Accepting stops when the
+/// stream is dropped (the server shutting down).
 pub(crate) fn incoming(
     listener: TcpListener,
     max: usize,
     login: Duration,
     idle: Duration,
+    tls: Option<apiary_tls::TlsAcceptor>,
 ) -> impl Stream<Item = io::Result<Conn>> + Send + 'static {
     let slots = Arc::new(Semaphore::new(max.max(1)));
-    futures::stream::unfold((listener, slots), move |(listener, slots)| async move {
+    let (ready, arrivals) = tokio::sync::mpsc::channel::<Conn>(64);
+    tokio::spawn(async move {
         loop {
-            let (stream, peer) = match listener.accept().await {
+            let accepted = tokio::select! {
+                _ = ready.closed() => break,
+                a = listener.accept() => a,
+            };
+            let (stream, peer) = match accepted {
                 Ok(accepted) => accepted,
                 Err(e) => {
                     // Out of descriptors and the like: wait a moment rather than spin.
@@ -136,13 +145,31 @@ pub(crate) fn incoming(
             if let Err(e) = stream.set_nodelay(true) {
                 tracing::debug!(error = %e, "cannot set TCP_NODELAY");
             }
-            let conn = Conn {
-                stream,
-                idle,
-                deadline: Box::pin(tokio::time::sleep(login)),
-                _slot: slot,
+            let info = TcpConnectInfo {
+                local_addr: stream.local_addr().ok(),
+                remote_addr: Some(peer),
             };
-            return Some((Ok(conn), (listener, slots)));
+            let (ready, tls) = (ready.clone(), tls.clone());
+            tokio::spawn(async move {
+                let stream = match apiary_tls::accept(tls.as_ref(), stream, login).await {
+                    Ok(s) => s,
+                    Err(reason) => {
+                        tracing::info!(%peer, %reason, "Flight SQL connection closed");
+                        return;
+                    }
+                };
+                let conn = Conn {
+                    stream,
+                    info,
+                    idle,
+                    deadline: Box::pin(tokio::time::sleep(login)),
+                    _slot: slot,
+                };
+                let _ = ready.send(conn).await;
+            });
         }
+    });
+    futures::stream::unfold(arrivals, |mut arrivals| async move {
+        arrivals.recv().await.map(|conn| (Ok(conn), arrivals))
     })
 }

@@ -51,6 +51,8 @@ pub struct FlightSqlConfig {
     /// (`apiary.connection.idle.timeout`); the server's HTTP/2 pings keep a live client's
     /// connection open, and a client whose connection closed reconnects with its token.
     pub idle_timeout: Duration,
+    /// TLS on the port (`hive.server2.use.SSL`), offering ALPN `h2` as gRPC clients expect.
+    pub tls: Option<apiary_tls::ServerTls>,
 }
 
 impl Default for FlightSqlConfig {
@@ -63,6 +65,7 @@ impl Default for FlightSqlConfig {
             max_connections: 500,
             login_timeout: Duration::from_secs(20),
             idle_timeout: Duration::from_secs(3600),
+            tls: None,
         }
     }
 }
@@ -116,6 +119,7 @@ impl FlightSqlEndpoint {
             config.max_connections,
             config.login_timeout,
             config.idle_timeout,
+            config.tls.as_ref().map(|t| t.acceptor(&[b"h2"])),
         );
         // Pings well inside the idle timeout: a live client's answers are the traffic that
         // keeps its connection; one that does not answer is closed by the ping timeout.
