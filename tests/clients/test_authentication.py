@@ -5,6 +5,7 @@ the right one opens a session whose user is the authenticated one, and a refused
 nothing behind."""
 
 import base64
+import json
 from concurrent.futures import ThreadPoolExecutor
 import os
 import shutil
@@ -440,3 +441,42 @@ def test_hive_driver_logins(ldap_server, mode):
     # Over binary the login fails with Hive's words; over HTTP node's thrift raises the 401.
     assert rc != 0 and "USER" not in out, out
     assert ("Error validating the login" if mode == "plain" else "401") in out, out
+
+
+def _audit(srv):
+    with open(os.path.join(srv.data, "d", "audit.log")) as f:
+        text = f.read()
+    return text, [json.loads(line) for line in text.splitlines()]
+
+
+def test_audit_log_records_logins_sessions_and_statements(ldap_server):
+    """One JSON line per login (with the address), session and statement, secrets masked."""
+    with pytest.raises(Exception):
+        pyhive(ldap_server, "alice", "audit-wrong-pw").cursor().execute("SELECT 1")
+    conn = pyhive(ldap_server, "alice", "wonderland")
+    cur = conn.cursor()
+    cur.execute("SELECT 'audited' AS a")
+    assert cur.fetchall() == [("audited",)]
+    with pytest.raises(Exception):
+        cur.execute("CREATE TABLE audited_jdbc (a INT) STORED BY JDBC TBLPROPERTIES ("
+                    "'hive.sql.database.type'='NOPE', 'hive.sql.dbcp.password'='pg-secret-77', "
+                    "'hive.sql.jdbc.url'='jdbc:postgresql://u:url-secret-88@127.0.0.1:1/db', 'hive.sql.table'='t')")
+    conn.close()
+    flight.adbc_connect(ldap_server, user="bob", password="builder").close()
+    time.sleep(0.5)
+    text, events = _audit(ldap_server)
+    for secret in ("audit-wrong-pw", "wonderland", "builder", "pg-secret-77", "url-secret-88"):
+        assert secret not in text
+    logins = [(e["user"], e["outcome"], e.get("address")) for e in events if e["event"] == "login"]
+    assert ("alice", "refused", "127.0.0.1") in logins
+    assert ("alice", "accepted", "127.0.0.1") in logins
+    assert ("bob", "accepted", "127.0.0.1") in logins
+    statements = {e["statement"]: e for e in events if e["event"] == "statement" and e["user"] == "alice"}
+    assert statements["SELECT 'audited' AS a"]["outcome"] == "FINISHED"
+    failed = [e for s, e in statements.items() if s.startswith("CREATE TABLE audited_jdbc")]
+    assert failed and failed[0]["outcome"] == "ERROR" and "'hive.sql.dbcp.password'='******'" in failed[0]["statement"]
+    opened = [e["session"] for e in events if e["event"] == "session_open" and e["user"] == "alice" and e["outcome"] == "opened"]
+    closed = [e["session"] for e in events if e["event"] == "session_close" and e["user"] == "alice"]
+    assert statements["SELECT 'audited' AS a"]["session"] in opened
+    assert statements["SELECT 'audited' AS a"]["session"] in closed
+    assert oct(os.stat(os.path.join(ldap_server.data, "d", "audit.log")).st_mode & 0o777) == "0o600"

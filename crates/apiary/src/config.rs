@@ -258,6 +258,11 @@ pub const KEYS: &[(&str, &str, &str)] = &[
         "where managed tables live (empty: <data-dir>/warehouse)",
     ),
     (
+        "apiary.audit.log",
+        "",
+        "file the audit log is appended to, one JSON line per login (accepted or refused, with the client's address), session opened, refused or closed, and statement (user, session, text with secrets masked, outcome); empty: <data-dir>/audit.log; none: no audit log",
+    ),
+    (
         "apiary.failpoints",
         "",
         "for crash tests only: name=abort|error|sleep(ms),... makes the named steps of DDL and INSERT fail (see docs/storage-handlers.md)",
@@ -679,6 +684,24 @@ impl ServerConfig {
         ))
     }
 
+    /// The audit log (`apiary.audit.log`): `<data-dir>/audit.log` by default, `none` for
+    /// none.
+    pub fn audit(
+        &self,
+    ) -> Result<Option<std::sync::Arc<apiary_gateway::audit::AuditLog>>, ConfigError> {
+        let path = match self.get("apiary.audit.log").trim() {
+            "none" => return Ok(None),
+            "" => self.data_dir.join("audit.log"),
+            p => PathBuf::from(p),
+        };
+        apiary_gateway::audit::AuditLog::open(&path)
+            .map(|log| Some(std::sync::Arc::new(log)))
+            .map_err(|e| ConfigError::Invalid {
+                key: "apiary.audit.log".into(),
+                reason: format!("cannot open {}: {e}", path.display()),
+            })
+    }
+
     /// How the PostgreSQL metastore connects.
     pub fn postgres(&self) -> Result<apiary_metastore::PostgresOptions, ConfigError> {
         let statement_timeout = self.duration("apiary.metastore.statement.timeout", "s")?;
@@ -711,6 +734,7 @@ impl ServerConfig {
                 })?,
             default_fetch_size: self.number("hive.server2.thrift.resultset.default.fetch.size")?,
             authenticator: self.authenticator()?,
+            audit: self.audit()?,
         })
     }
 

@@ -73,7 +73,7 @@ async fn connection(
     };
     let (mode, user) = match (first, cfg.auth) {
         (SASL_START, AuthMode::None | AuthMode::Password) => {
-            match tokio::time::timeout(cfg.handshake_timeout, sasl_handshake(&mut stream, gw)).await {
+            match tokio::time::timeout(cfg.handshake_timeout, sasl_handshake(&mut stream, gw, peer)).await {
                 Err(_) => return "SASL handshake timed out".into(),
                 Ok(Err(reason)) => return reason,
                 Ok(Ok(user)) => (Mode::Sasl, user),
@@ -279,7 +279,11 @@ async fn send_sasl(stream: &mut Conn, status: u8, payload: &[u8]) {
 }
 
 /// Runs the server side of a SASL PLAIN handshake; returns the authenticated user.
-async fn sasl_handshake(stream: &mut Conn, gw: &Gateway) -> Result<String, String> {
+async fn sasl_handshake(
+    stream: &mut Conn,
+    gw: &Gateway,
+    peer: SocketAddr,
+) -> Result<String, String> {
     let (status, mech) = read_sasl_frame(stream).await?;
     if status != SASL_START {
         send_sasl(stream, SASL_ERROR, b"Expected START status").await;
@@ -310,7 +314,7 @@ async fn sasl_handshake(stream: &mut Conn, gw: &Gateway) -> Result<String, Strin
     let user = String::from_utf8_lossy(plain.user).to_string();
     if gw.requires_password() {
         let password = String::from_utf8_lossy(plain.password);
-        if let Err(e) = gw.authenticate(&user, &password).await {
+        if let Err(e) = gw.authenticate(Some(peer.ip()), &user, &password).await {
             send_sasl(stream, SASL_BAD, e.to_string().as_bytes()).await;
             return Err(format!("SASL: login of {user:?} refused"));
         }

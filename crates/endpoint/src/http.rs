@@ -118,7 +118,7 @@ async fn respond(
         let Some((user, password)) = &credentials else {
             return unauthorized("no Basic credentials (authorization: Basic ...) in the request");
         };
-        if let Err(e) = gw.authenticate(user, password).await {
+        if let Err(e) = gw.authenticate(Some(peer.ip()), user, password).await {
             return unauthorized(&e.to_string());
         }
     }

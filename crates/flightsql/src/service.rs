@@ -387,7 +387,7 @@ impl arrow_flight::sql::server::FlightSqlService for ApiaryFlightSql {
         // The same check as the HiveServer2 ports: NONE accepts anyone, a password mode asks
         // its directory. A refused handshake gets no token and holds nothing.
         self.gateway
-            .authenticate(user, password)
+            .authenticate(request.remote_addr().map(|a| a.ip()), user, password)
             .await
             .map_err(|e| status(&e))?;
         let client = Client {

@@ -3,6 +3,7 @@
 
 #![warn(missing_docs)]
 
+pub mod audit;
 pub mod catalog;
 pub mod error;
 pub mod handle;
@@ -53,6 +54,8 @@ pub struct GatewayConfig {
     /// The password check of a password mode (`hive.server2.authentication=LDAP`); `None`
     /// is NONE, where any user and password are accepted.
     pub authenticator: Option<Arc<dyn apiary_auth::Authenticator>>,
+    /// Where logins, sessions and statements are audited (`apiary.audit.log`), if anywhere.
+    pub audit: Option<Arc<audit::AuditLog>>,
 }
 
 impl Default for GatewayConfig {
@@ -68,6 +71,7 @@ impl Default for GatewayConfig {
             result_buffer_bytes: 256 << 20,
             default_fetch_size: 1000,
             authenticator: None,
+            audit: None,
         }
     }
 }
@@ -190,7 +194,12 @@ impl Gateway {
     /// a password mode refuses a blank user or password before asking its directory. A
     /// refusal is logged with its reason (never the password); the client is told only
     /// Hive's "Error validating the login", and nothing is held for it.
-    pub async fn authenticate(&self, user: &str, password: &str) -> Result<(), GatewayError> {
+    pub async fn authenticate(
+        &self,
+        address: Option<IpAddr>,
+        user: &str,
+        password: &str,
+    ) -> Result<(), GatewayError> {
         let Some(auth) = &self.config.authenticator else {
             return Ok(());
         };
@@ -198,14 +207,40 @@ impl Gateway {
             Ok(()) => auth.authenticate(user, password).await,
             Err(e) => Err(e),
         };
+        self.audit(audit::AuditEvent::Login {
+            user,
+            address,
+            accepted: checked.is_ok(),
+        });
         checked.map_err(|e| {
             tracing::warn!(user, mode = auth.mode(), reason = %e, "login refused");
             GatewayError::Authentication(e.to_string())
         })
     }
 
+    fn audit(&self, event: audit::AuditEvent<'_>) {
+        if let Some(log) = &self.config.audit {
+            log.record(event);
+        }
+    }
+
     /// Opens a session for `client`.
     pub fn open_session(
+        &self,
+        client: &Client,
+        request: SessionRequest,
+    ) -> Result<Arc<Session>, GatewayError> {
+        let opened = self.open_session_unaudited(client, request);
+        self.audit(audit::AuditEvent::SessionOpen {
+            user: &client.user,
+            address: client.address,
+            session: opened.as_ref().ok().map(|s| s.handle.to_string()),
+            error: opened.as_ref().err().map(GatewayError::message),
+        });
+        opened
+    }
+
+    fn open_session_unaudited(
         &self,
         client: &Client,
         request: SessionRequest,
@@ -296,7 +331,12 @@ impl Gateway {
     /// Closes a session and every operation it owns.
     pub fn close_session(&self, handle: &Handle) -> Result<(), GatewayError> {
         let session = self.session(handle)?;
-        self.sessions.lock().remove(&handle.guid);
+        if self.sessions.lock().remove(&handle.guid).is_some() {
+            self.audit(audit::AuditEvent::SessionClose {
+                user: &session.user,
+                session: session.handle.to_string(),
+            });
+        }
         let ops: Vec<Handle> = std::mem::take(&mut *session.operations.lock());
         for op in ops {
             if let Some(o) = self.operations.lock().remove(&op.guid) {
@@ -354,7 +394,16 @@ impl Gateway {
                     ResultSource::Task(Arc::new(parking_lot::Mutex::new(Some(task))), output),
                 )
             }
-            Err(e) => return Err(GatewayError::Sql(e)),
+            Err(e) => {
+                self.audit(audit::AuditEvent::Statement {
+                    user: &session.user,
+                    session: session.handle.to_string(),
+                    text: statement,
+                    outcome: "ERROR",
+                    error: Some(e.hive_message()),
+                });
+                return Err(GatewayError::Sql(e));
+            }
         };
         let op = Operation::new(
             session.handle,
@@ -382,6 +431,22 @@ impl Gateway {
         }
         self.register(&session, &op);
         op.start().await;
+        if let Some(log) = self.config.audit.clone() {
+            // The statement's line is written when it ends, with how it ended.
+            let (watched, user) = (op.clone(), session.user.clone());
+            let (session_id, text) = (session.handle.to_string(), statement.to_string());
+            tokio::spawn(async move {
+                let state = watched.wait_ready().await;
+                let outcome = format!("{state:?}").to_ascii_uppercase();
+                log.record(audit::AuditEvent::Statement {
+                    user: &user,
+                    session: session_id,
+                    text: &text,
+                    outcome: &outcome,
+                    error: watched.status().error.map(|e| e.message),
+                });
+            });
+        }
         if !run_async {
             let state = op.wait_ready().await;
             if matches!(state, OperationState::Error | OperationState::TimedOut) {
