@@ -32,9 +32,9 @@ GROUPS = f"ou=groups,{BASE}"
 GROUP_MEMBERS = {"analysts": ["alice", "carol"], "builders": ["bob"]}
 
 
-def pyhive(srv, user, password, auth="LDAP"):
+def pyhive(srv, user, password, auth="LDAP", **kw):
     return hive.connect(host="127.0.0.1", port=srv.binary_port, username=user, password=password,
-                        auth=auth)
+                        auth=auth, **kw)
 
 
 def impyla_binary(srv, user, password):
@@ -480,3 +480,55 @@ def test_audit_log_records_logins_sessions_and_statements(ldap_server):
     assert statements["SELECT 'audited' AS a"]["session"] in opened
     assert statements["SELECT 'audited' AS a"]["session"] in closed
     assert oct(os.stat(os.path.join(ldap_server.data, "d", "audit.log")).st_mode & 0o777) == "0o600"
+
+
+def _whoami(conn):
+    cur = conn.cursor()
+    cur.execute("SELECT current_user()")
+    return cur.fetchall()[0][0]
+
+
+def _http_as(srv, user, password, do_as):
+    from thrift.transport import THttpClient
+    t = THttpClient.THttpClient(f"http://127.0.0.1:{srv.http_port}/cliservice?doAs={do_as}")
+    t.setCustomHeaders({"Authorization": "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode()})
+    return hive.connect(thrift_transport=t)
+
+
+def test_impersonation_follows_the_proxyuser_rules(ldap):
+    """hive.server2.proxy.user (and doAs over HTTP) acts as another user only as
+    hadoop.proxyuser.<user>.hosts/.users allow, with Hive's error otherwise."""
+    srv = _server_with(ldap, "hadoop.proxyuser.alice.hosts=127.0.0.1",
+                       "hadoop.proxyuser.alice.users=bob")
+    off = _server_with(ldap, "hive.server2.allow.user.substitution=false")
+    try:
+        conn = pyhive(srv, "alice", "wonderland", configuration={"hive.server2.proxy.user": "bob"})
+        assert _whoami(conn) == "bob"
+        # Her own handles stay hers: she keeps using the session she opened as bob.
+        assert _whoami(conn) == "bob"
+        conn.close()
+        for user, password, proxy in (("alice", "wonderland", "carol"), ("carol", "singer", "bob")):
+            with pytest.raises(Exception) as e:
+                pyhive(srv, user, password, configuration={"hive.server2.proxy.user": proxy})
+            assert f"Failed to validate proxy privilege of {user} for {proxy}" in str(e.value)
+        # JDBC's ;hive.server2.proxy.user=bob session variable.
+        url = f"jdbc:hive2://127.0.0.1:{srv.binary_port}/default;hive.server2.proxy.user=bob"
+        r = subprocess.run([os.path.join(SPARK_HOME, "bin", "beeline"), "-u", url, "-n", "alice", "-p", "wonderland",
+                            "--outputformat=csv2", "-e", "SELECT current_user() AS u"],
+                           capture_output=True, text=True, timeout=180,
+                           env=dict(os.environ, SPARK_HOME=SPARK_HOME), stdin=subprocess.DEVNULL)
+        assert "bob" in r.stdout.splitlines(), r.stdout + r.stderr[-2000:]
+        # doAs over HTTP.
+        assert _whoami(_http_as(srv, "alice", "wonderland", "bob")) == "bob"
+        with pytest.raises(Exception) as e:
+            _whoami(_http_as(srv, "alice", "wonderland", "carol"))
+        assert "Failed to validate proxy privilege of alice for carol" in str(e.value)
+        # Substitution switched off.
+        with pytest.raises(Exception) as e:
+            pyhive(off, "alice", "wonderland", configuration={"hive.server2.proxy.user": "bob"})
+        assert "Proxy user substitution is not allowed" in str(e.value)
+        # Acting as oneself is no substitution.
+        assert _whoami(pyhive(off, "alice", "wonderland", configuration={"hive.server2.proxy.user": "alice"})) == "alice"
+    finally:
+        srv.stop()
+        off.stop()

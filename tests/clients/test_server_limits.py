@@ -255,3 +255,10 @@ def test_builtin_function_lists():
     finally:
         black.stop()
         white.stop()
+
+
+def test_without_authentication_any_user_may_be_acted_as(secret_server):
+    """With auth NONE, Hive substitutes hive.server2.proxy.user without a rule."""
+    conn = clients.pyhive_none(secret_server, configuration={"hive.server2.proxy.user": "dora"})
+    assert rows(conn.cursor(), "SELECT current_user()") == [("dora",)]
+    conn.close()

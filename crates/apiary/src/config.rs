@@ -258,6 +258,11 @@ pub const KEYS: &[(&str, &str, &str)] = &[
         "where managed tables live (empty: <data-dir>/warehouse)",
     ),
     (
+        "hive.server2.allow.user.substitution",
+        "true",
+        "whether a session may act as another user (hive.server2.proxy.user in its configuration, or doAs over HTTP); with a password mode, only as the hadoop.proxyuser.<user>.hosts / .users / .groups rules allow (hosts: client addresses or *; users: names or *; groups: only * is honoured)",
+    ),
+    (
         "apiary.audit.log",
         "",
         "file the audit log is appended to, one JSON line per login (accepted or refused, with the client's address), session opened, refused or closed, and statement (user, session, text with secrets masked, outcome); empty: <data-dir>/audit.log; none: no audit log",
@@ -702,6 +707,61 @@ impl ServerConfig {
             })
     }
 
+    /// Who may act as whom: `hive.server2.allow.user.substitution`, and in a password mode
+    /// the `hadoop.proxyuser.<user>.hosts / .users / .groups` rules.
+    pub fn impersonation(&self) -> Result<apiary_gateway::Impersonation, ConfigError> {
+        let allowed = match self
+            .get("hive.server2.allow.user.substitution")
+            .trim()
+            .to_ascii_lowercase()
+            .as_str()
+        {
+            "true" | "" => true,
+            "false" => false,
+            other => {
+                return Err(ConfigError::Value {
+                    key: "hive.server2.allow.user.substitution".into(),
+                    value: other.into(),
+                    expected: "true or false",
+                })
+            }
+        };
+        let mut rules: BTreeMap<String, apiary_gateway::ProxyRule> = BTreeMap::new();
+        for (key, value) in &self.hiveconf {
+            let Some(rest) = key.strip_prefix("hadoop.proxyuser.") else {
+                continue;
+            };
+            let Some((user, field)) = rest.rsplit_once('.') else {
+                continue;
+            };
+            let list: Vec<String> = value
+                .split(',')
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .map(str::to_string)
+                .collect();
+            let rule = rules.entry(user.to_string()).or_default();
+            match field {
+                "hosts" => rule.hosts = list,
+                "users" => rule.users = list,
+                "groups" => rule.groups = list,
+                _ => {}
+            }
+        }
+        let checked = !matches!(
+            self.get("hive.server2.authentication")
+                .trim()
+                .to_ascii_uppercase()
+                .as_str(),
+            "NONE" | "NOSASL" | ""
+        );
+        Ok(apiary_gateway::Impersonation {
+            allowed,
+            checked,
+            rules,
+        })
+    }
+
     /// How the PostgreSQL metastore connects.
     pub fn postgres(&self) -> Result<apiary_metastore::PostgresOptions, ConfigError> {
         let statement_timeout = self.duration("apiary.metastore.statement.timeout", "s")?;
@@ -735,6 +795,7 @@ impl ServerConfig {
             default_fetch_size: self.number("hive.server2.thrift.resultset.default.fetch.size")?,
             authenticator: self.authenticator()?,
             audit: self.audit()?,
+            impersonation: self.impersonation()?,
         })
     }
 

@@ -100,6 +100,7 @@ async fn connection(
     let client = Client {
         user,
         address: Some(peer.ip()),
+        proxy_user: None,
     };
     let reason = serve_messages(&mut stream, mode, &client, gw, cfg, shutdown, &mut opened).await;
     // A client that goes away without CloseSession must not leak its sessions.

@@ -58,6 +58,43 @@ pub async fn serve(
     .await;
 }
 
+/// A URL query value with its `%XX` escapes (and `+`) decoded; bytes that are not UTF-8 are
+/// replaced.
+fn percent_decode(v: &str) -> String {
+    let bytes = v.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'%' => {
+                let hex = bytes
+                    .get(i + 1..i + 3)
+                    .and_then(|h| std::str::from_utf8(h).ok())
+                    .and_then(|h| u8::from_str_radix(h, 16).ok());
+                match hex {
+                    Some(b) => {
+                        out.push(b);
+                        i += 3;
+                    }
+                    None => {
+                        out.push(b'%');
+                        i += 1;
+                    }
+                }
+            }
+            b'+' => {
+                out.push(b' ');
+                i += 1;
+            }
+            b => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
 fn plain(status: StatusCode, text: String) -> Response<Full<Bytes>> {
     let mut r = Response::new(Full::new(Bytes::from(text)));
     *r.status_mut() = status;
@@ -122,12 +159,20 @@ async fn respond(
             return unauthorized(&e.to_string());
         }
     }
+    // Hive's `doAs` query parameter: the user an OpenSession over this request acts as.
+    let proxy_user = req.uri().query().and_then(|q| {
+        q.split('&').find_map(|pair| {
+            let (k, v) = pair.split_once('=')?;
+            (k == "doAs").then(|| percent_decode(v))
+        })
+    });
     let client = Client {
         user: credentials
             .map(|(u, _)| u)
             .filter(|u| !u.is_empty())
             .unwrap_or_else(|| "anonymous".to_string()),
         address: Some(peer.ip()),
+        proxy_user,
     };
     let body = match Limited::new(req.into_body(), cfg.max_message_size)
         .collect()

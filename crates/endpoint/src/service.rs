@@ -125,6 +125,9 @@ impl From<ProtocolError> for DispatchError {
 /// The newest protocol version the server speaks (V11, counted from V1 = 0).
 pub const SERVER_PROTOCOL: i32 = 10;
 
+/// The session configuration key naming the user to act as.
+const PROXY_USER_KEY: &str = "hive.server2.proxy.user";
+
 /// The session an OpenSession configuration asks for: `set:hiveconf:K`, `set:hivevar:K`,
 /// `use:database`; plain keys are configuration too (Hive applies them so; PyHive sends them).
 fn session_request(conf: &BTreeMap<String, String>, protocol: i32) -> SessionRequest {
@@ -133,6 +136,12 @@ fn session_request(conf: &BTreeMap<String, String>, protocol: i32) -> SessionReq
         ..Default::default()
     };
     for (k, v) in conf {
+        // The user to act as: asked for in the session configuration (JDBC's
+        // `;hive.server2.proxy.user=bob`), checked by the gateway, never a configuration key.
+        if k == PROXY_USER_KEY || k.strip_prefix("set:hiveconf:") == Some(PROXY_USER_KEY) {
+            request.proxy_user = Some(v.clone());
+            continue;
+        }
         if let Some(name) = k.strip_prefix("set:hiveconf:") {
             request.conf.insert(name.to_string(), v.clone());
         } else if let Some(name) = k.strip_prefix("set:hivevar:") {
@@ -325,6 +334,7 @@ async fn dispatch(
             let who = Client {
                 user: user.clone(),
                 address: client.address,
+                proxy_user: client.proxy_user.clone(),
             };
             let protocol = req.client_protocol.0.clamp(0, SERVER_PROTOCOL);
             match gw.open_session(&who, session_request(&conf, protocol)) {

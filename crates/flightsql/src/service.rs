@@ -78,6 +78,7 @@ fn status(e: &GatewayError) -> Status {
         GatewayError::Internal(_) => Status::internal(message),
         GatewayError::InvalidState(_) => Status::failed_precondition(message),
         GatewayError::Authentication(_) => Status::unauthenticated(message),
+        GatewayError::Proxy(_) => Status::permission_denied(message),
         GatewayError::Sql(_) | GatewayError::Failed(_) | GatewayError::SessionRefused(_) => {
             Status::invalid_argument(message)
         }
@@ -397,6 +398,7 @@ impl arrow_flight::sql::server::FlightSqlService for ApiaryFlightSql {
                 user.to_string()
             },
             address: request.remote_addr().map(|a| a.ip()),
+            proxy_user: None,
         };
         let session = self
             .gateway

@@ -31,6 +31,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let client = Client {
         user: "bench".into(),
         address: None,
+        proxy_user: None,
     };
     let session = gateway.open_session(&client, SessionRequest::default())?;
     for _ in 0..runs {

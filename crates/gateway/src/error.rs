@@ -24,6 +24,10 @@ pub enum GatewayError {
     /// not change), in Hive's words.
     #[error("Failed to open new session: {0}")]
     SessionRefused(String),
+    /// OpenSession asked to act as a user it may not (`hive.server2.proxy.user`), in Hive's
+    /// words.
+    #[error("{0}")]
+    Proxy(String),
     /// The server is at its session limit.
     #[error("{0}")]
     Busy(String),
@@ -76,7 +80,7 @@ impl GatewayError {
             GatewayError::InvalidState(_) => Some("HY010"),
             GatewayError::Internal(_) => Some("HY000"),
             GatewayError::Unsupported(_) => Some("HYC00"),
-            GatewayError::Authentication(_) => Some("08S01"),
+            GatewayError::Authentication(_) | GatewayError::Proxy(_) => Some("08S01"),
             GatewayError::InvalidHandle(_)
             | GatewayError::Busy(_)
             | GatewayError::SessionRefused(_) => None,

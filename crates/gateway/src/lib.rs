@@ -56,6 +56,8 @@ pub struct GatewayConfig {
     pub authenticator: Option<Arc<dyn apiary_auth::Authenticator>>,
     /// Where logins, sessions and statements are audited (`apiary.audit.log`), if anywhere.
     pub audit: Option<Arc<audit::AuditLog>>,
+    /// Who may open sessions as another user.
+    pub impersonation: Impersonation,
 }
 
 impl Default for GatewayConfig {
@@ -72,6 +74,7 @@ impl Default for GatewayConfig {
             default_fetch_size: 1000,
             authenticator: None,
             audit: None,
+            impersonation: Impersonation::default(),
         }
     }
 }
@@ -83,12 +86,85 @@ pub struct Client {
     pub user: String,
     /// The client's address, where the transport knows it.
     pub address: Option<IpAddr>,
+    /// The user the transport asks to act as (HTTP's `doAs`), if any.
+    pub proxy_user: Option<String>,
+}
+
+/// Who may act as whom (`hive.server2.allow.user.substitution` and Hadoop's
+/// `hadoop.proxyuser.<user>.hosts / .users / .groups`).
+#[derive(Debug, Clone)]
+pub struct Impersonation {
+    /// Whether a session may ask for another user at all.
+    pub allowed: bool,
+    /// Whether logins are checked: without authentication (NONE), any substitution goes, as
+    /// in Hive.
+    pub checked: bool,
+    /// The rules of each real user who may act for others.
+    pub rules: BTreeMap<String, ProxyRule>,
+}
+
+impl Default for Impersonation {
+    fn default() -> Self {
+        Self {
+            allowed: true,
+            checked: false,
+            rules: BTreeMap::new(),
+        }
+    }
+}
+
+/// One `hadoop.proxyuser.<user>.*` rule, each list as configured (`*` for any); an unset
+/// list allows nothing, as in Hadoop.
+#[derive(Debug, Clone, Default)]
+pub struct ProxyRule {
+    /// Client addresses the real user may impersonate from.
+    pub hosts: Vec<String>,
+    /// Users it may act as.
+    pub users: Vec<String>,
+    /// Groups whose members it may act as (only `*` is honoured: group membership is not
+    /// looked up).
+    pub groups: Vec<String>,
+}
+
+impl Impersonation {
+    /// Whether `real`, connecting from `address`, may act as `proxy`; Hive's error otherwise.
+    fn check(&self, real: &str, proxy: &str, address: Option<IpAddr>) -> Result<(), GatewayError> {
+        if !self.allowed {
+            return Err(GatewayError::Proxy(
+                "Proxy user substitution is not allowed".into(),
+            ));
+        }
+        if !self.checked {
+            return Ok(());
+        }
+        let denied = || {
+            GatewayError::Proxy(format!(
+                "Failed to validate proxy privilege of {real} for {proxy}"
+            ))
+        };
+        let rule = self.rules.get(real).ok_or_else(denied)?;
+        let address = address.map(|a| a.to_string());
+        let host_ok = rule
+            .hosts
+            .iter()
+            .any(|h| h == "*" || Some(h) == address.as_ref());
+        let user_ok = rule.users.iter().any(|u| u == "*" || u == proxy)
+            || rule.groups.iter().any(|g| g == "*");
+        if host_ok && user_ok {
+            Ok(())
+        } else {
+            Err(denied())
+        }
+    }
 }
 
 /// One client session.
 pub struct Session {
     handle: Handle,
+    /// Who the session acts as (the proxied user when impersonating).
     user: String,
+    /// Who logged in: the owner of the session's handles.
+    real_user: String,
     address: Option<IpAddr>,
     protocol: i32,
     sql: tokio::sync::Mutex<SqlSession>,
@@ -139,6 +215,8 @@ impl Session {
 /// keys).
 #[derive(Debug, Clone, Default)]
 pub struct SessionRequest {
+    /// The user to act as (`hive.server2.proxy.user`), if not the client's own.
+    pub proxy_user: Option<String>,
     /// The database to start in.
     pub database: Option<String>,
     /// Hive configuration to set.
@@ -245,7 +323,17 @@ impl Gateway {
         client: &Client,
         request: SessionRequest,
     ) -> Result<Arc<Session>, GatewayError> {
-        let user = client.user.as_str();
+        let proxy = request
+            .proxy_user
+            .clone()
+            .or_else(|| client.proxy_user.clone())
+            .filter(|p| !p.is_empty() && *p != client.user);
+        if let Some(p) = &proxy {
+            self.config
+                .impersonation
+                .check(&client.user, p, client.address)?;
+        }
+        let user = proxy.as_deref().unwrap_or(client.user.as_str());
         let opts = SessionOptions {
             user: user.to_string(),
             database: request.database,
@@ -262,6 +350,7 @@ impl Gateway {
         let session = Arc::new(Session {
             handle: Handle::random(),
             user: user.to_string(),
+            real_user: client.user.clone(),
             address: client.address,
             protocol: request.protocol,
             sql: tokio::sync::Mutex::new(sql),
@@ -298,18 +387,18 @@ impl Gateway {
         Ok(s)
     }
 
-    /// The user of the session a handle names (a session's, or an operation's session's),
+    /// The user who logged in to open the session a handle names (a session's, or an operation's session's),
     /// without counting as its use; `None` for a handle the server does not know.
     pub fn owner(&self, handle: &Handle) -> Option<String> {
         let session_of =
-            |guid: &[u8; 16]| self.sessions.lock().get(guid).map(|s| s.user().to_string());
+            |guid: &[u8; 16]| self.sessions.lock().get(guid).map(|s| s.real_user.clone());
         if let Some(s) = self
             .sessions
             .lock()
             .get(&handle.guid)
             .filter(|s| s.handle.secret == handle.secret)
         {
-            return Some(s.user().to_string());
+            return Some(s.real_user.clone());
         }
         let session = self
             .operations
@@ -632,7 +721,7 @@ fn check_session_limits(
     }
     let (mut by_user, mut by_address, mut by_both) = (0, 0, 0);
     for s in sessions.values() {
-        let same_user = s.user == client.user;
+        let same_user = s.real_user == client.user;
         let same_address = client.address.is_some() && s.address == client.address;
         by_user += usize::from(same_user);
         by_address += usize::from(same_address);
@@ -685,4 +774,51 @@ fn effective_timeout(
         .ok()
         .filter(|s| *s > 0)
         .map(Duration::from_secs)
+}
+
+#[cfg(test)]
+mod impersonation_tests {
+    use super::*;
+
+    fn rules(hosts: &[&str], users: &[&str], groups: &[&str]) -> Impersonation {
+        let list = |l: &[&str]| l.iter().map(|s| s.to_string()).collect();
+        let mut rules = BTreeMap::new();
+        rules.insert(
+            "alice".to_string(),
+            ProxyRule {
+                hosts: list(hosts),
+                users: list(users),
+                groups: list(groups),
+            },
+        );
+        Impersonation {
+            allowed: true,
+            checked: true,
+            rules,
+        }
+    }
+
+    #[test]
+    fn proxy_rules_follow_hadoop() {
+        let local: Option<IpAddr> = "127.0.0.1".parse().ok();
+        let other: Option<IpAddr> = "10.0.0.9".parse().ok();
+        let r = rules(&["127.0.0.1"], &["bob"], &[]);
+        assert!(r.check("alice", "bob", local).is_ok());
+        assert!(r.check("alice", "bob", other).is_err(), "host not listed");
+        assert!(r.check("alice", "bob", None).is_err(), "address unknown");
+        assert!(r.check("alice", "carol", local).is_err(), "user not listed");
+        assert!(r.check("carol", "bob", local).is_err(), "no rule");
+        let any = rules(&["*"], &[], &["*"]);
+        assert!(any.check("alice", "carol", other).is_ok());
+        let none = rules(&[], &["bob"], &[]);
+        assert!(none.check("alice", "bob", local).is_err(), "hosts unset");
+        let unchecked = Impersonation::default();
+        assert!(unchecked.check("x", "y", None).is_ok());
+        let off = Impersonation {
+            allowed: false,
+            ..Impersonation::default()
+        };
+        let e = off.check("x", "y", None).err().map(|e| e.message());
+        assert_eq!(e.as_deref(), Some("Proxy user substitution is not allowed"));
+    }
 }

@@ -38,6 +38,7 @@ async fn fixture(config: GatewayConfig) -> Fixture {
     let client = Client {
         user: "tester".into(),
         address: None,
+        proxy_user: None,
     };
     let session = gateway
         .open_session(&client, SessionRequest::default())

@@ -271,6 +271,7 @@ async fn run_file(path: &Path) -> Vec<String> {
         // The user the client tests connect as.
         user: "alice".into(),
         address: None,
+        proxy_user: None,
     };
     let session = gateway
         .open_session(&client, SessionRequest::default())
