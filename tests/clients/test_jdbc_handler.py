@@ -443,3 +443,34 @@ def test_mariadb_crash_during_ddl_is_recovered(maria, point):
         cur.execute("DROP TABLE t")
     finally:
         srv.stop()
+
+
+def test_handler_secrets_are_sealed_at_rest(tmp_path):
+    """A JDBC password is in no file the server writes (metastore, journal, audit and server
+    logs); a restart opens it with the key file the first start made."""
+    srv = Server()
+    secret = "at-rest-secret-9"
+    try:
+        cur = clients.pyhive_none(srv).cursor()
+        cur.execute("CREATE TABLE sealed_t (id INT) STORED BY JDBC TBLPROPERTIES ("
+                    f"'hive.sql.database.type'='SQLITE', 'hive.sql.jdbc.url'='jdbc:sqlite:{tmp_path / 'r.db'}', "
+                    f"'hive.sql.table'='sealed_t', 'hive.sql.dbcp.password'='{secret}')")
+        cur.execute("INSERT INTO sealed_t VALUES (1)")
+        key = os.path.join(srv.data, "d", "secrets.key")
+        assert os.stat(key).st_mode & 0o777 == 0o600 and os.path.getsize(key) == 32
+        srv.stop()
+        written = 0
+        for root, _, files in os.walk(srv.data):
+            for name in files:
+                with open(os.path.join(root, name), "rb") as f:
+                    assert secret.encode() not in f.read(), os.path.join(root, name)
+                written += 1
+        assert written >= 3
+        srv = Server(data=srv.data)
+        cur = clients.pyhive_none(srv).cursor()
+        assert rows(cur, "SELECT id FROM sealed_t") == [(1,)]
+        shown = rows(cur, "SHOW CREATE TABLE sealed_t")
+        assert secret not in repr(shown)
+        cur.execute("DROP TABLE sealed_t")
+    finally:
+        srv.stop()

@@ -263,6 +263,11 @@ pub const KEYS: &[(&str, &str, &str)] = &[
         "whether a session may act as another user (hive.server2.proxy.user in its configuration, or doAs over HTTP); with a password mode, only as the hadoop.proxyuser.<user>.hosts / .users / .groups rules allow (hosts: client addresses or *; users: names or *; groups: only * is honoured)",
     ),
     (
+        "apiary.secrets.key.file",
+        "",
+        "the 32-byte key sealing handler secrets (JDBC passwords) in the metastore and the DDL journal (AES-256-GCM); made, owner-only, at first start; servers sharing a metastore need the same file; empty: <data-dir>/secrets.key",
+    ),
+    (
         "apiary.audit.log",
         "",
         "file the audit log is appended to, one JSON line per login (accepted or refused, with the client's address), session opened, refused or closed, and statement (user, session, text with secrets masked, outcome); empty: <data-dir>/audit.log; none: no audit log",
@@ -345,6 +350,14 @@ impl ServerConfig {
         match self.hiveconf.get("hive.metastore.warehouse.dir") {
             Some(w) if !w.is_empty() => PathBuf::from(w),
             _ => self.data_dir.join("warehouse"),
+        }
+    }
+
+    /// The key file sealing handler secrets at rest (`apiary.secrets.key.file`).
+    pub fn secrets_key_file(&self) -> PathBuf {
+        match self.hiveconf.get("apiary.secrets.key.file") {
+            Some(p) if !p.trim().is_empty() => PathBuf::from(p.trim()),
+            _ => self.data_dir.join("secrets.key"),
         }
     }
 

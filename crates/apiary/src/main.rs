@@ -168,6 +168,9 @@ async fn serve(args: ServeArgs) -> Result<(), Box<dyn std::error::Error>> {
     if let Some(spec) = config.hiveconf.get("apiary.failpoints") {
         apiary_failpoints::configure(spec).map_err(|e| format!("apiary.failpoints: {e}"))?;
     }
+    // Before the metastore opens: its tables' secrets are sealed and opened with this key.
+    apiary_metastore::sealed::install_key_file(&config.secrets_key_file())
+        .map_err(|e| format!("apiary.secrets.key.file: {e}"))?;
     let metastore: Arc<dyn apiary_metastore::Metastore> =
         match config.hiveconf.get("apiary.metastore.url").map(String::as_str) {
             Some(url) if url.starts_with("postgres") => Arc::new(

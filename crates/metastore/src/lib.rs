@@ -14,6 +14,7 @@ mod error;
 mod journal;
 mod model;
 mod postgres;
+pub mod sealed;
 mod sqlite;
 
 pub use error::MetastoreError;

@@ -126,7 +126,12 @@ pub struct Table {
     /// Properties a storage handler declares secret (a JDBC password): kept apart from
     /// `parameters`, never shown (DESCRIBE and SHOW CREATE TABLE mask them), and handed only
     /// to the handler's reader and writer.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    /// On disk they are sealed under the server's key ([`crate::sealed`]).
+    #[serde(
+        default,
+        skip_serializing_if = "BTreeMap::is_empty",
+        with = "crate::sealed"
+    )]
     pub secrets: BTreeMap<String, String>,
     /// The token of the data folder Apiary created (or claimed empty) for this table, also
     /// written in that folder's marker file: the proof that the folder is the table's to

@@ -8,6 +8,7 @@ pub mod ddl;
 pub mod error;
 pub mod functions;
 pub mod hive_errors;
+pub mod mask;
 pub mod metadata;
 pub mod names;
 mod nonnative;

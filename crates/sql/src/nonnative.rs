@@ -367,37 +367,13 @@ pub(crate) fn for_display(mut table: Table) -> Table {
     for k in std::mem::take(&mut table.secrets).into_keys() {
         table.parameters.insert(k, MASK.into());
     }
-    // A password written into a connection URL (`...?password=x`) is masked as well.
+    // A password written into a connection URL (`...?password=x`, `user:x@host`) is masked
+    // as well.
     for v in table.parameters.values_mut() {
-        *v = mask_url_password(v);
+        *v = crate::mask::mask_url(v);
     }
     table
 }
 
-fn mask_url_password(v: &str) -> String {
-    let lower = v.to_ascii_lowercase();
-    let Some(at) = lower.find("password=") else {
-        return v.to_string();
-    };
-    let start = at + "password=".len();
-    let end = v[start..].find(['&', ';']).map_or(v.len(), |i| start + i);
-    format!("{}{MASK}{}", &v[..start], &v[end..])
-}
-
 /// What a secret property shows.
-pub(crate) const MASK: &str = "******";
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn url_passwords_are_masked() {
-        assert_eq!(
-            super::mask_url_password("jdbc:postgresql://h/db?user=a&password=s3&ssl=1"),
-            "jdbc:postgresql://h/db?user=a&password=******&ssl=1"
-        );
-        assert_eq!(
-            super::mask_url_password("jdbc:sqlite:/x.db"),
-            "jdbc:sqlite:/x.db"
-        );
-    }
-}
+pub(crate) use crate::mask::MASK;
