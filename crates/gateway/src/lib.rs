@@ -518,24 +518,23 @@ impl Gateway {
         for note in notes {
             op.log("WARN", note);
         }
-        self.register(&session, &op);
-        op.start().await;
         if let Some(log) = self.config.audit.clone() {
             // The statement's line is written when it ends, with how it ended.
-            let (watched, user) = (op.clone(), session.user.clone());
+            let user = session.user.clone();
             let (session_id, text) = (session.handle.to_string(), statement.to_string());
-            tokio::spawn(async move {
-                let state = watched.wait_ready().await;
+            op.on_end(Box::new(move |state, error| {
                 let outcome = format!("{state:?}").to_ascii_uppercase();
                 log.record(audit::AuditEvent::Statement {
                     user: &user,
                     session: session_id,
                     text: &text,
                     outcome: &outcome,
-                    error: watched.status().error.map(|e| e.message),
+                    error: error.map(|e| e.message),
                 });
-            });
+            }));
         }
+        self.register(&session, &op);
+        op.start().await;
         if !run_async {
             let state = op.wait_ready().await;
             if matches!(state, OperationState::Error | OperationState::TimedOut) {

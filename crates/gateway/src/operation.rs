@@ -246,7 +246,13 @@ pub struct Operation {
     /// finished before the interrupt reached it is FINISHED, one that settled is CANCELED).
     cancel_requested: std::sync::atomic::AtomicBool,
     last_access: Mutex<Instant>,
+    /// Called once, with the state the operation first ended in and its error (the audit
+    /// log's statement line).
+    on_end: Mutex<Option<EndHook>>,
 }
+
+/// What runs when an operation first ends.
+pub(crate) type EndHook = Box<dyn FnOnce(OperationState, Option<OperationError>) + Send>;
 
 impl std::fmt::Debug for Operation {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -320,7 +326,14 @@ impl Operation {
             settled: watch::channel(false).0,
             cancel_requested: Default::default(),
             last_access: Mutex::new(Instant::now()),
+            on_end: Mutex::new(None),
         })
+    }
+
+    /// Runs `hook` when the operation first ends (FINISHED, ERROR, CANCELED, TIMEDOUT, or
+    /// CLOSED before any of those).
+    pub(crate) fn on_end(&self, hook: EndHook) {
+        *self.on_end.lock() = Some(hook);
     }
 
     /// The operation's handle.
@@ -436,11 +449,21 @@ impl Operation {
         if error.is_some() {
             p.error = error;
         }
-        if state.is_terminal() && p.completed_ms == 0 {
+        let ended = state.is_terminal() && p.completed_ms == 0;
+        if ended {
             p.completed_ms = now_ms();
         }
+        let error = p.error.clone();
         drop(p);
         self.state_tx.send_replace(state);
+        let hook = if ended {
+            self.on_end.lock().take()
+        } else {
+            None
+        };
+        if let Some(hook) = hook {
+            hook(state, error);
+        }
         true
     }
 

@@ -126,8 +126,22 @@ impl Policy {
             .map_err(|e| SqlError::Denied(e.to_string()))
     }
 
-    /// Refuses a plan that calls a function the lists forbid, or that names a path (a
-    /// DataFusion CREATE EXTERNAL TABLE or COPY) outside the allowed folders.
+    /// Refuses a statement calling, by the names it is written with (`called`, Hive's names),
+    /// a function the lists forbid.
+    pub fn check_called(&self, called: &[String]) -> Result<(), SqlError> {
+        for name in called {
+            if let Some(blocked) = self.blocked_name(name, &[]) {
+                return Err(SqlError::semantic(format!("UDF {blocked} is not allowed")));
+            }
+        }
+        Ok(())
+    }
+
+    /// Refuses a plan that calls a blacklisted function (also through a view, or under
+    /// another name: an alias, a rewrite), or that names a path (a DataFusion CREATE
+    /// EXTERNAL TABLE or COPY) outside the allowed folders. The whitelist is checked on the
+    /// names a statement is written with ([`Policy::check_called`]): a plan holds the
+    /// functions Hive's forms are rewritten to.
     pub fn check_plan(&self, plan: &LogicalPlan) -> Result<(), SqlError> {
         match plan {
             LogicalPlan::Ddl(DdlStatement::CreateExternalTable(c)) => {
@@ -138,7 +152,7 @@ impl Policy {
             LogicalPlan::Copy(c) => self.check_path("COPY TO", &c.output_url)?,
             _ => {}
         }
-        if self.udf_blacklist.is_empty() && self.udf_whitelist.is_none() {
+        if self.udf_blacklist.is_empty() {
             return Ok(());
         }
         let mut refused = None;
@@ -155,7 +169,7 @@ impl Policy {
                         _ => None,
                     };
                     if let Some((name, aliases)) = names {
-                        if let Some(blocked) = self.blocked_name(name, aliases) {
+                        if let Some(blocked) = self.blacklisted_name(name, aliases) {
                             refused = Some(blocked);
                             return Ok(TreeNodeRecursion::Stop);
                         }
@@ -172,17 +186,25 @@ impl Policy {
         }
     }
 
+    /// The blacklisted one of a function's names, if any.
+    fn blacklisted_name(&self, name: &str, aliases: &[String]) -> Option<String> {
+        std::iter::once(name)
+            .chain(aliases.iter().map(String::as_str))
+            .map(str::to_ascii_lowercase)
+            .find(|n| self.udf_blacklist.contains(n))
+    }
+
     /// The name to report when a function, known by `name` and `aliases`, may not be
     /// called: one of its names is blacklisted (that name), or there is a whitelist naming
     /// none of them (`name`). The blacklist wins, as in Hive.
     fn blocked_name(&self, name: &str, aliases: &[String]) -> Option<String> {
+        if let Some(listed) = self.blacklisted_name(name, aliases) {
+            return Some(listed);
+        }
         let all: Vec<String> = std::iter::once(name)
             .chain(aliases.iter().map(String::as_str))
             .map(str::to_ascii_lowercase)
             .collect();
-        if let Some(listed) = all.iter().find(|n| self.udf_blacklist.contains(*n)) {
-            return Some(listed.clone());
-        }
         match &self.udf_whitelist {
             Some(white) if !all.iter().any(|n| white.contains(n)) => Some(name.to_string()),
             _ => None,

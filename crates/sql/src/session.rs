@@ -658,6 +658,7 @@ impl SqlSession {
             return Err(SqlError::hive(HiveError::Generic, format!("the statement nests expressions or queries more than {limit} levels deep (apiary.sql.max.nesting.depth)"
             )));
         }
+        self.policy.check_called(&called_functions(&statement))?;
         rewrite::to_datafusion(&mut statement);
         let explain = matches!(
             statement,
@@ -866,6 +867,21 @@ fn analyze(
         .analyzer()
         .execute_and_check(plan, state.config_options(), |_, _| {})
         .map_err(SqlError::from_planning)
+}
+
+/// The functions a statement calls, by the names it writes (lower case, unqualified).
+fn called_functions(statement: &datafusion::sql::sqlparser::ast::Statement) -> Vec<String> {
+    use datafusion::sql::sqlparser::ast::{visit_expressions, Expr};
+    let mut called = Vec::new();
+    let _ = visit_expressions(statement, |e| {
+        if let Expr::Function(f) = e {
+            let name = f.name.to_string();
+            let last = name.rsplit('.').next().unwrap_or(&name);
+            called.push(last.trim_matches(['`', '"']).to_ascii_lowercase());
+        }
+        std::ops::ControlFlow::<()>::Continue(())
+    });
+    called
 }
 
 /// Removes leading comments, surrounding blanks and trailing semicolons.

@@ -89,8 +89,10 @@ impl Reach {
                     .map(String::as_str)
                     .chain(always.iter().filter_map(|p| p.to_str()).collect::<Vec<_>>())
                 {
-                    let dir = local_path(entry).and_then(|p| {
-                        p.canonicalize()
+                    let dir = local_paths(entry).and_then(|p| {
+                        p.last()
+                            .ok_or_else(|| "the path is empty".to_string())?
+                            .canonicalize()
                             .map_err(|e| format!("the folder cannot be opened: {e}"))
                     });
                     match dir {
@@ -126,21 +128,26 @@ impl Reach {
         let Some(folders) = &self.folders else {
             return Ok(());
         };
-        let resolved = local_path(path)
-            .and_then(|p| resolve(&p))
-            .map_err(|reason| ReachError::Unresolvable {
+        let readings = local_paths(path).map_err(|reason| ReachError::Unresolvable {
+            what: what.to_string(),
+            path: path.to_string(),
+            reason,
+        })?;
+        // Every way the text may be read as a path must land inside a folder.
+        for reading in readings {
+            let resolved = resolve(&reading).map_err(|reason| ReachError::Unresolvable {
                 what: what.to_string(),
                 path: path.to_string(),
                 reason,
             })?;
-        if folders.iter().any(|f| resolved.starts_with(f)) {
-            Ok(())
-        } else {
-            Err(ReachError::Path {
-                what: what.to_string(),
-                path: path.to_string(),
-            })
+            if !folders.iter().any(|f| resolved.starts_with(f)) {
+                return Err(ReachError::Path {
+                    what: what.to_string(),
+                    path: path.to_string(),
+                });
+            }
         }
+        Ok(())
     }
 
     /// Checks a host and port a handler is about to connect to.
@@ -205,36 +212,50 @@ fn normalize_host(host: &str) -> String {
         .to_ascii_lowercase()
 }
 
-/// A statement's path text as a local absolute path: `file:` URLs are decoded, relative paths
-/// are taken from the working folder, other schemes are refused.
-fn local_path(text: &str) -> Result<PathBuf, String> {
+/// The local absolute paths a statement's path text may be read as: a `file:` URL (any
+/// case) both as the URL it is and as the text after its scheme (what LOAD DATA opens);
+/// other schemes are refused; a relative path is taken from the working folder. A `file:`
+/// URL with a query or a fragment is refused: readers disagree on what it names.
+fn local_paths(text: &str) -> Result<Vec<PathBuf>, String> {
     let text = text.trim();
     if text.is_empty() {
         return Err("the path is empty".into());
     }
-    let path = if text.starts_with("file:") {
-        let url = url::Url::parse(text).map_err(|e| format!("not a valid file URL: {e}"))?;
-        if url
-            .host_str()
-            .is_some_and(|h| !h.is_empty() && h != "localhost")
-        {
-            return Err("a file URL naming another host".into());
-        }
-        url.to_file_path()
-            .map_err(|_| "not a valid file URL".to_string())?
-    } else if text.starts_with('/') {
-        PathBuf::from(text)
-    } else if let Some((scheme, _)) = text.split_once("://") {
-        return Err(format!("{scheme}: paths are not local files"));
-    } else {
-        std::env::current_dir()
-            .map_err(|e| format!("the server's working folder is unknown: {e}"))?
-            .join(text)
-    };
-    if path.as_os_str().as_encoded_bytes().contains(&0) {
+    if text.contains('\0') {
         return Err("the path holds a NUL character".into());
     }
-    Ok(path)
+    let scheme = text.split_once(':').map(|(s, _)| s).filter(|s| {
+        s.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
+            && s.chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
+    });
+    match scheme {
+        Some(s) if s.eq_ignore_ascii_case("file") => {
+            let rest = &text[s.len() + 1..];
+            if rest.contains(['?', '#']) {
+                return Err("a file URL with a query or fragment".into());
+            }
+            let url = url::Url::parse(&format!("file:{rest}"))
+                .map_err(|e| format!("not a valid file URL: {e}"))?;
+            if url
+                .host_str()
+                .is_some_and(|h| !h.is_empty() && h != "localhost")
+            {
+                return Err("a file URL naming another host".into());
+            }
+            let parsed = url
+                .to_file_path()
+                .map_err(|_| "not a valid file URL".to_string())?;
+            let raw = rest.trim_start_matches('/');
+            let raw = raw.strip_prefix("localhost/").unwrap_or(raw);
+            Ok(vec![PathBuf::from(format!("/{raw}")), parsed])
+        }
+        Some(s) => Err(format!("{s}: paths are not local files")),
+        None if text.starts_with('/') => Ok(vec![PathBuf::from(text)]),
+        None => Ok(vec![std::env::current_dir()
+            .map_err(|e| format!("the server's working folder is unknown: {e}"))?
+            .join(text)]),
+    }
 }
 
 /// The path with `..` and links resolved as the file system would: the longest prefix that
@@ -252,6 +273,13 @@ fn resolve(path: &Path) -> Result<PathBuf, String> {
                 return Ok(out);
             }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                // A link whose target is missing is not a new name: whatever is made
+                // through it lands where it points.
+                if std::fs::symlink_metadata(&existing).is_ok_and(|m| m.file_type().is_symlink()) {
+                    return Err(
+                        "the path goes through a symbolic link whose target does not exist".into(),
+                    );
+                }
                 let name = match existing.components().next_back() {
                     Some(Component::Normal(name)) => name.to_os_string(),
                     Some(Component::CurDir) => std::ffi::OsString::new(),
@@ -321,6 +349,28 @@ mod tests {
         assert!(r.check_path("LOCATION", "hdfs://nn/x").is_err());
         assert!(r.check_path("LOCATION", "file://otherhost/x").is_err());
         assert!(r.check_path("LOCATION", "").is_err());
+        // Scheme case, fragments and .. that URL parsing would fold away.
+        assert!(r.check_path("LOCATION", "File:/etc").is_err());
+        assert!(r.check_path("LOCATION", "FILE:etc").is_err());
+        let hashed = format!("file://{}/d#/../../../../etc/passwd", data.display());
+        assert!(r.check_path("LOAD DATA INPATH", &hashed).is_err());
+        let climbing = format!("file://{}/in/../../data2", data.display());
+        assert!(r.check_path("LOAD DATA INPATH", &climbing).is_err());
+        assert!(r.check_path("LOCATION", "s3a://bucket/x").is_err());
+    }
+
+    #[test]
+    fn a_dangling_link_is_not_a_new_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let data = dir.path().join("data");
+        std::fs::create_dir_all(&data).unwrap();
+        std::os::unix::fs::symlink(dir.path().join("outside/new.db"), data.join("dangling"))
+            .unwrap();
+        let r = reach(dir.path(), data.to_str().unwrap());
+        let err = r
+            .check_path("hive.sql.jdbc.url", data.join("dangling").to_str().unwrap())
+            .unwrap_err();
+        assert!(matches!(err, ReachError::Unresolvable { .. }), "{err}");
     }
 
     #[test]
