@@ -143,30 +143,11 @@ fn event_json(event: &AuditEvent<'_>) -> String {
             ("error", error.as_deref().map(mask_secrets)),
         ]),
     }
-    let body: Vec<String> = fields
+    let body: serde_json::Map<String, serde_json::Value> = fields
         .into_iter()
-        .filter_map(|(k, v)| v.map(|v| format!("\"{k}\":{}", json_string(&v))))
+        .filter_map(|(k, v)| v.map(|v| (k.to_string(), serde_json::Value::String(v))))
         .collect();
-    format!("{{{}}}", body.join(","))
-}
-
-/// A JSON string literal.
-fn json_string(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
+    serde_json::Value::Object(body).to_string()
 }
 
 #[cfg(test)]
@@ -182,7 +163,9 @@ mod tests {
             outcome: "FINISHED",
             error: None,
         });
-        assert!(line.starts_with("{\"time\":\""), "{line}");
+        let parsed: serde_json::Value = serde_json::from_str(&line).unwrap();
+        assert_eq!(parsed["statement"], "SELECT \"a\"\n");
+        assert!(parsed["time"].as_str().is_some_and(|t| t.ends_with('Z')));
         assert!(
             line.contains("\"statement\":\"SELECT \\\"a\\\"\\n\""),
             "{line}"
