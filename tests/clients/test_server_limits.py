@@ -212,7 +212,7 @@ def test_restricted_keys_are_refused_at_open_session_and_in_overlays(secret_serv
     cur = clients.impyla_plain(srv).cursor()
     with pytest.raises(HiveServer2Error) as e:
         cur.execute("SELECT 1", configuration={"hive.users.in.admin.role": "bob"})
-    assert "Cannot modify hive.users.in.admin.role" in str(e.value)
+    assert "Error applying statement specific settings: Cannot modify hive.users.in.admin.role" in str(e.value)
     cur.execute("SELECT 1", configuration={"hive.query.timeout.seconds": "30"})
     assert cur.fetchall() == [(1,)]
     # The JDBC URL's ?key=value part.

@@ -36,13 +36,19 @@ pub async fn serve(
     shutdown: CancellationToken,
 ) {
     let (cfg, stop) = (config.clone(), shutdown.clone());
-    crate::accept_loop("binary", listener, config, shutdown, move |stream, peer| {
-        let (gw, cfg, stop) = (gateway.clone(), cfg.clone(), stop.clone());
-        async move {
-            let reason = connection(stream, peer, &gw, &cfg, &stop).await;
-            tracing::info!(%peer, reason = %reason, "binary connection closed");
-        }
-    })
+    crate::accept_loop(
+        "binary",
+        listener,
+        config,
+        shutdown,
+        move |stream, peer, accepted| {
+            let (gw, cfg, stop) = (gateway.clone(), cfg.clone(), stop.clone());
+            async move {
+                let reason = connection(stream, peer, accepted, &gw, &cfg, &stop).await;
+                tracing::info!(%peer, reason = %reason, "binary connection closed");
+            }
+        },
+    )
     .await;
 }
 
@@ -59,12 +65,15 @@ enum Mode {
 async fn connection(
     stream: apiary_tls::Stream,
     peer: SocketAddr,
+    accepted: tokio::time::Instant,
     gw: &Arc<Gateway>,
     cfg: &EndpointConfig,
     shutdown: &CancellationToken,
 ) -> String {
     let mut stream = tokio::io::BufReader::new(stream);
-    let peeked = tokio::time::timeout(cfg.handshake_timeout, stream.fill_buf()).await;
+    // One login window from the accept: TLS handshake, first bytes, SASL and OpenSession.
+    let login_deadline = accepted + cfg.handshake_timeout;
+    let peeked = tokio::time::timeout_at(login_deadline, stream.fill_buf()).await;
     let first = match peeked {
         Err(_) => return "handshake timed out before the client sent anything".into(),
         Ok(Err(e)) => return format!("read failed: {e}"),
@@ -73,7 +82,7 @@ async fn connection(
     };
     let (mode, user) = match (first, cfg.auth) {
         (SASL_START, AuthMode::None | AuthMode::Password) => {
-            match tokio::time::timeout(cfg.handshake_timeout, sasl_handshake(&mut stream, gw, peer)).await {
+            match tokio::time::timeout_at(login_deadline, sasl_handshake(&mut stream, gw, peer)).await {
                 Err(_) => return "SASL handshake timed out".into(),
                 Ok(Err(reason)) => return reason,
                 Ok(Ok(user)) => (Mode::Sasl, user),
@@ -102,7 +111,14 @@ async fn connection(
         address: Some(peer.ip()),
         proxy_user: None,
     };
-    let reason = serve_messages(&mut stream, mode, &client, gw, cfg, shutdown, &mut opened).await;
+    let ctx = Serving {
+        client: &client,
+        gw,
+        cfg,
+        shutdown,
+        accepted,
+    };
+    let reason = serve_messages(&mut stream, mode, &ctx, &mut opened).await;
     // A client that goes away without CloseSession must not leak its sessions.
     for h in opened {
         if gw.close_session(&h).is_ok() {
@@ -112,15 +128,30 @@ async fn connection(
     reason
 }
 
+/// What serving one connection's messages needs besides the stream.
+#[derive(Clone, Copy)]
+struct Serving<'a> {
+    client: &'a Client,
+    gw: &'a Arc<Gateway>,
+    cfg: &'a EndpointConfig,
+    shutdown: &'a CancellationToken,
+    /// When the connection was accepted: the login window counts from then.
+    accepted: tokio::time::Instant,
+}
+
 async fn serve_messages(
     stream: &mut Conn,
     mode: Mode,
-    client: &Client,
-    gw: &Arc<Gateway>,
-    cfg: &EndpointConfig,
-    shutdown: &CancellationToken,
+    ctx: &Serving<'_>,
     opened: &mut Vec<Handle>,
 ) -> String {
+    let Serving {
+        client,
+        gw,
+        cfg,
+        shutdown,
+        accepted,
+    } = *ctx;
     // `raw` holds bytes as read from the socket; `buf` the Thrift message stream (the same
     // bytes for NOSASL, the frames' payloads for SASL). One read takes whatever has arrived,
     // so a small call costs one successful recv.
@@ -128,7 +159,8 @@ async fn serve_messages(
     let mut buf = BytesMut::new();
     let mut out: Vec<u8> = Vec::new();
     let mut scanner = MessageScanner::new();
-    let mut sessionless_since: Option<Instant> = None;
+    // The login window started at the accept (TLS handshake and SASL included).
+    let mut sessionless_since: Option<Instant> = Some(accepted.into_std());
     loop {
         match mode {
             Mode::Raw => {

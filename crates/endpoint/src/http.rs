@@ -27,7 +27,7 @@ pub async fn serve(
     shutdown: CancellationToken,
 ) {
     let (cfg, stop) = (config.clone(), shutdown.clone());
-    crate::accept_loop("http", listener, config, shutdown, move |stream, peer| {
+    crate::accept_loop("http", listener, config, shutdown, move |stream, peer, _| {
         let (gw, cfg, stop) = (gateway.clone(), cfg.clone(), stop.clone());
         async move {
             let svc_cfg = cfg.clone();

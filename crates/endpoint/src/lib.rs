@@ -173,7 +173,8 @@ impl Endpoints {
 /// slot (at most `max_connections` at once; at the limit a new client waits up to twice the
 /// login timeout, since connections holding no session are closed after one), and serves it
 /// with `serve` in its own task, after its TLS handshake when TLS is on (bounded by the login
-/// timeout: a plain client on a TLS port is closed at once, a silent one after the timeout);
+/// timeout: a plain client on a TLS port is closed at once, a silent one after the timeout;
+/// `serve` gets the time of the accept, so one login window covers handshake and login);
 /// at shutdown it waits for open connections up to the grace period.
 pub(crate) async fn accept_loop<F, Fut>(
     transport: &'static str,
@@ -182,7 +183,7 @@ pub(crate) async fn accept_loop<F, Fut>(
     shutdown: CancellationToken,
     serve: F,
 ) where
-    F: Fn(apiary_tls::Stream, SocketAddr) -> Fut + Send + Sync + 'static,
+    F: Fn(apiary_tls::Stream, SocketAddr, tokio::time::Instant) -> Fut + Send + Sync + 'static,
     Fut: std::future::Future<Output = ()> + Send + 'static,
 {
     let limit = Arc::new(Semaphore::new(config.max_connections));
@@ -208,9 +209,10 @@ pub(crate) async fn accept_loop<F, Fut>(
         };
         let _ = stream.set_nodelay(true);
         let (tls, serve, timeout) = (tls.clone(), serve.clone(), config.handshake_timeout);
+        let accepted_at = tokio::time::Instant::now();
         tasks.spawn(async move {
             match apiary_tls::accept(tls.as_ref(), stream, timeout).await {
-                Ok(stream) => serve(stream, peer).await,
+                Ok(stream) => serve(stream, peer, accepted_at).await,
                 Err(reason) => tracing::info!(transport, %peer, %reason, "connection closed"),
             }
             drop(permit);

@@ -79,7 +79,7 @@ fn status(e: &GatewayError) -> Status {
         GatewayError::InvalidState(_) => Status::failed_precondition(message),
         GatewayError::Authentication(_) => Status::unauthenticated(message),
         GatewayError::Proxy(_) => Status::permission_denied(message),
-        GatewayError::Sql(_) | GatewayError::Failed(_) | GatewayError::SessionRefused(_) => {
+        GatewayError::Sql(_) | GatewayError::Failed(_) | GatewayError::Refused(_) => {
             Status::invalid_argument(message)
         }
     };

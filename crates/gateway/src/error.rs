@@ -20,10 +20,11 @@ pub enum GatewayError {
     /// The query ran longer than its timeout.
     #[error("Query timed out after {0} seconds")]
     Timeout(u64),
-    /// OpenSession refused what the client asked for (a configuration key a session may
-    /// not change), in Hive's words.
-    #[error("Failed to open new session: {0}")]
-    SessionRefused(String),
+    /// A request refused before any work for what it asked (a configuration key a session
+    /// may not change, in OpenSession or a statement's overlay), in Hive's words: no SQLSTATE,
+    /// code 0.
+    #[error("{0}")]
+    Refused(String),
     /// OpenSession asked to act as a user it may not (`hive.server2.proxy.user`), in Hive's
     /// words.
     #[error("{0}")]
@@ -81,9 +82,9 @@ impl GatewayError {
             GatewayError::Internal(_) => Some("HY000"),
             GatewayError::Unsupported(_) => Some("HYC00"),
             GatewayError::Authentication(_) | GatewayError::Proxy(_) => Some("08S01"),
-            GatewayError::InvalidHandle(_)
-            | GatewayError::Busy(_)
-            | GatewayError::SessionRefused(_) => None,
+            GatewayError::InvalidHandle(_) | GatewayError::Busy(_) | GatewayError::Refused(_) => {
+                None
+            }
         }
     }
 

@@ -342,9 +342,9 @@ impl Gateway {
         };
         let sql = self.engine.open_session(opts).map_err(|e| match e {
             // Hive's OpenSession wraps the refusal of its SetProcessor so.
-            SqlError::Restricted(_) => {
-                GatewayError::SessionRefused(format!("java.lang.IllegalArgumentException: {e}"))
-            }
+            SqlError::Restricted(_) => GatewayError::Refused(format!(
+                "Failed to open new session: java.lang.IllegalArgumentException: {e}"
+            )),
             other => other.into(),
         })?;
         let session = Arc::new(Session {
@@ -462,7 +462,9 @@ impl Gateway {
         self.check_operation_cap(&session)?;
         // Hive applies an overlay's keys as SET does, refusing the restricted ones.
         for key in conf_overlay.keys() {
-            sql.check_settable(key)?;
+            sql.check_settable(key).map_err(|e| {
+                GatewayError::Refused(format!("Error applying statement specific settings: {e}"))
+            })?;
         }
         let timeout = effective_timeout(query_timeout_secs, conf_overlay, &sql);
         let prepared = sql.prepare(statement).await;
