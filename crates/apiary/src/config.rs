@@ -646,15 +646,10 @@ impl ServerConfig {
             id => id.to_string(),
         };
         Ok(apiary_sql::EngineOptions {
-            // Sessions start from the server's configuration, less the secrets in it: a
-            // client must not read them back with SET or ${hiveconf:..}.
-            // (Less the hidden keys, the engine removes with the policy's list.)
-            defaults: self
-                .hiveconf
-                .iter()
-                .filter(|(k, _)| !SECRET_KEYS.contains(&k.as_str()))
-                .map(|(k, v)| (k.clone(), v.clone()))
-                .collect(),
+            // Sessions start from the server's configuration; the engine leaves out the
+            // hidden keys (the policy's list, which holds SECRET_KEYS too), so a client cannot
+            // read them back with SET or ${hiveconf:..}.
+            defaults: self.hiveconf.clone(),
             warehouse: self.warehouse(),
             server_id,
             memory_pool_bytes,

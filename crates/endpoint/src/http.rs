@@ -58,43 +58,6 @@ pub async fn serve(
     .await;
 }
 
-/// A URL query value with its `%XX` escapes (and `+`) decoded; bytes that are not UTF-8 are
-/// replaced.
-fn percent_decode(v: &str) -> String {
-    let bytes = v.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        match bytes[i] {
-            b'%' => {
-                let hex = bytes
-                    .get(i + 1..i + 3)
-                    .and_then(|h| std::str::from_utf8(h).ok())
-                    .and_then(|h| u8::from_str_radix(h, 16).ok());
-                match hex {
-                    Some(b) => {
-                        out.push(b);
-                        i += 3;
-                    }
-                    None => {
-                        out.push(b'%');
-                        i += 1;
-                    }
-                }
-            }
-            b'+' => {
-                out.push(b' ');
-                i += 1;
-            }
-            b => {
-                out.push(b);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}
-
 fn plain(status: StatusCode, text: String) -> Response<Full<Bytes>> {
     let mut r = Response::new(Full::new(Bytes::from(text)));
     *r.status_mut() = status;
@@ -161,10 +124,9 @@ async fn respond(
     }
     // Hive's `doAs` query parameter: the user an OpenSession over this request acts as.
     let proxy_user = req.uri().query().and_then(|q| {
-        q.split('&').find_map(|pair| {
-            let (k, v) = pair.split_once('=')?;
-            (k == "doAs").then(|| percent_decode(v))
-        })
+        url::form_urlencoded::parse(q.as_bytes())
+            .find(|(k, _)| k == "doAs")
+            .map(|(_, v)| v.into_owned())
     });
     let client = Client {
         user: credentials

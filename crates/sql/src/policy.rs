@@ -11,6 +11,7 @@ use apiary_storage::Reach;
 use datafusion::common::tree_node::{TreeNode, TreeNodeRecursion};
 use datafusion::logical_expr::expr::WindowFunctionDefinition;
 use datafusion::logical_expr::{DdlStatement, Expr, LogicalPlan};
+use datafusion::sql::sqlparser::ast::Statement as SqlStatement;
 
 use crate::error::SqlError;
 
@@ -126,11 +127,14 @@ impl Policy {
             .map_err(|e| SqlError::Denied(e.to_string()))
     }
 
-    /// Refuses a statement calling, by the names it is written with (`called`, Hive's names),
-    /// a function the lists forbid.
-    pub fn check_called(&self, called: &[String]) -> Result<(), SqlError> {
-        for name in called {
-            if let Some(blocked) = self.blocked_name(name, &[]) {
+    /// Refuses a statement calling, by the names it is written with (Hive's names), a
+    /// function the lists forbid. Nothing is walked when there are no lists.
+    pub fn check_called(&self, statement: &SqlStatement) -> Result<(), SqlError> {
+        if self.udf_blacklist.is_empty() && self.udf_whitelist.is_none() {
+            return Ok(());
+        }
+        for name in called_functions(statement) {
+            if let Some(blocked) = self.blocked_name(&name, &[]) {
                 return Err(SqlError::semantic(format!("UDF {blocked} is not allowed")));
             }
         }
@@ -210,6 +214,21 @@ impl Policy {
             _ => None,
         }
     }
+}
+
+/// The functions a statement calls, by the names it writes (lower case, unqualified).
+fn called_functions(statement: &SqlStatement) -> Vec<String> {
+    use datafusion::sql::sqlparser::ast::{visit_expressions, Expr as SqlExpr};
+    let mut called = Vec::new();
+    let _ = visit_expressions(statement, |e| {
+        if let SqlExpr::Function(f) = e {
+            let name = f.name.to_string();
+            let last = name.rsplit('.').next().unwrap_or(&name);
+            called.push(last.trim_matches(['`', '"']).to_ascii_lowercase());
+        }
+        std::ops::ControlFlow::<()>::Continue(())
+    });
+    called
 }
 
 #[cfg(test)]

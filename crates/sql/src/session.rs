@@ -567,11 +567,14 @@ impl SqlSession {
         for (clause, path) in stmt.named_paths() {
             self.policy.check_path(clause, path)?;
         }
-        if matches!(stmt, crate::ddl::HiveStatement::InsertDirectory { .. }) {
-            let scope: &mut dyn Scope = self;
-            return scope.run_hive(stmt).await;
-        }
-        if stmt.is_read_only() || matches!(stmt, crate::ddl::HiveStatement::Insert { .. }) {
+        // (INSERT OVERWRITE DIRECTORY is refused here, once its path has been checked.)
+        if stmt.is_read_only()
+            || matches!(
+                stmt,
+                crate::ddl::HiveStatement::Insert { .. }
+                    | crate::ddl::HiveStatement::InsertDirectory { .. }
+            )
+        {
             let scope: &mut dyn Scope = self;
             return scope.run_hive(stmt).await;
         }
@@ -658,7 +661,7 @@ impl SqlSession {
             return Err(SqlError::hive(HiveError::Generic, format!("the statement nests expressions or queries more than {limit} levels deep (apiary.sql.max.nesting.depth)"
             )));
         }
-        self.policy.check_called(&called_functions(&statement))?;
+        self.policy.check_called(&statement)?;
         rewrite::to_datafusion(&mut statement);
         let explain = matches!(
             statement,
@@ -867,21 +870,6 @@ fn analyze(
         .analyzer()
         .execute_and_check(plan, state.config_options(), |_, _| {})
         .map_err(SqlError::from_planning)
-}
-
-/// The functions a statement calls, by the names it writes (lower case, unqualified).
-fn called_functions(statement: &datafusion::sql::sqlparser::ast::Statement) -> Vec<String> {
-    use datafusion::sql::sqlparser::ast::{visit_expressions, Expr};
-    let mut called = Vec::new();
-    let _ = visit_expressions(statement, |e| {
-        if let Expr::Function(f) = e {
-            let name = f.name.to_string();
-            let last = name.rsplit('.').next().unwrap_or(&name);
-            called.push(last.trim_matches(['`', '"']).to_ascii_lowercase());
-        }
-        std::ops::ControlFlow::<()>::Continue(())
-    });
-    called
 }
 
 /// Removes leading comments, surrounding blanks and trailing semicolons.
