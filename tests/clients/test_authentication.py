@@ -205,17 +205,71 @@ def test_a_nosasl_client_is_refused_on_a_password_port(ldap_server):
     assert ldap_server.alive()
 
 
-def _http_post(server, user, password):
+def _http_post(server, user, password, cookie=None, headers=False):
+    """POSTs a (truncated) Thrift message; answers the status and body, and the headers too
+    when `headers` is set. A truncated message is a 400 after the login and a 401 before."""
     req = urllib.request.Request(f"http://127.0.0.1:{server.http_port}/cliservice", data=b"\x80",
                                  method="POST", headers={"Content-Type": "application/x-thrift"})
     if user is not None:
         token = base64.b64encode(f"{user}:{password}".encode()).decode()
         req.add_header("Authorization", f"Basic {token}")
+    if cookie is not None:
+        req.add_header("Cookie", cookie)
     try:
         with urllib.request.urlopen(req, timeout=10) as r:
-            return r.status, r.read().decode(errors="replace")
+            out = r.status, r.read().decode(errors="replace"), r.headers
     except urllib.error.HTTPError as e:
-        return e.code, e.read().decode(errors="replace")
+        out = e.code, e.read().decode(errors="replace"), e.headers
+    return out if headers else out[:2]
+
+
+def _logins(srv, user):
+    return sum(1 for e in _audit(srv)[1] if e["event"] == "login" and e["user"] == user
+               and e["outcome"] == "accepted")
+
+
+def test_http_login_cookie(ldap, ldap_server):
+    """A checked HTTP login sets Hive's signed hive.server2.auth cookie; a request carrying it
+    needs no credentials (and asks no directory); a changed cookie counts for nothing."""
+    status, _, headers = _http_post(ldap_server, "carol", "singer", headers=True)
+    assert status == 400  # logged in; the one-byte message itself is refused
+    set_cookie = headers["Set-Cookie"]
+    name_value, *attrs = [p.strip() for p in set_cookie.split(";")]
+    assert name_value.startswith("hive.server2.auth=cu=carol&rn="), set_cookie
+    assert "Max-Age=86400" in attrs and "HttpOnly" in attrs and "Secure" not in attrs, set_cookie
+    before = _logins(ldap_server, "carol")
+    assert _http_post(ldap_server, None, None, cookie=name_value)[0] == 400
+    # The cookie wins over wrong credentials, as in Hive.
+    assert _http_post(ldap_server, "carol", "wrong", cookie=name_value)[0] == 400
+    assert _logins(ldap_server, "carol") == before
+    forged = name_value.replace("cu=carol", "cu=alice")
+    status, body = _http_post(ldap_server, None, None, cookie=forged)
+    assert status == 401 and body.startswith("Authentication Error"), (status, body)
+    assert _http_post(ldap_server, None, None, cookie=name_value + "x")[0] == 401
+    # Another server's cookie (another key) is worthless here, and the reverse.
+    other = _server_with(ldap)
+    try:
+        assert _http_post(other, None, None, cookie=name_value)[0] == 401
+    finally:
+        other.stop()
+
+
+def test_http_clients_keep_the_cookie_and_log_in_once(ldap_server):
+    """impyla and the Hive JDBC driver keep the cookie: a connection running many statements
+    is one directory login, where without cookies each request was one."""
+    before = _logins(ldap_server, "carol")
+    conn = impyla_http(ldap_server, "carol", "singer")
+    cur = conn.cursor()
+    for i in range(10):
+        cur.execute(f"SELECT {i}")
+        assert cur.fetchall() == [(i,)]
+    conn.close()
+    assert _logins(ldap_server, "carol") - before == 1
+    before = _logins(ldap_server, "carol")
+    out = beeline(ldap_server, "SELECT 1; SELECT 2; SELECT 3; SELECT current_user()", "carol",
+                  "singer", http=True)
+    assert "carol" in out, out[-2000:]
+    assert _logins(ldap_server, "carol") - before == 1, out[-2000:]
 
 
 def test_http_transport_answers_401_without_valid_credentials(ldap_server):

@@ -43,6 +43,15 @@ const STARTUP_PREFIXES: &[&str] = &[
     "datafusion.runtime.",
 ];
 
+/// The modes `hive.server2.authentication` names.
+#[derive(Debug, Default)]
+struct AuthModes {
+    none: bool,
+    nosasl: bool,
+    ldap: bool,
+    jwt: bool,
+}
+
 /// Every configuration key Apiary reads, with its default and meaning.
 pub const KEYS: &[(&str, &str, &str)] = &[
     (
@@ -79,7 +88,37 @@ pub const KEYS: &[(&str, &str, &str)] = &[
     (
         "hive.server2.authentication",
         "NONE",
-        "NONE (SASL PLAIN, any user; NOSASL clients also served), NOSASL (raw Thrift only) or LDAP (SASL PLAIN, HTTP Basic and the Flight SQL handshake checked by a simple bind; NOSASL refused)",
+        "NONE (SASL PLAIN, any user; NOSASL clients also served), NOSASL (raw Thrift only), LDAP (SASL PLAIN, HTTP Basic and the Flight SQL handshake checked by a simple bind; NOSASL refused), JWT (HTTP only: Authorization: Bearer, checked against hive.server2.authentication.jwt.jwks.url) or a comma list of LDAP and JWT (HTTP takes either; the binary and Flight SQL ports take LDAP)",
+    ),
+    (
+        "hive.server2.authentication.jwt.jwks.url",
+        "",
+        "JWT: comma-separated URLs (http://, https:// trusting the system's CAs, file:// or a path) of the JSON Web Key Sets that sign tokens; read once at start-up. A token must verify under a key matching its kid and alg, must not have expired (exp), and names its user in sub",
+    ),
+    (
+        "hive.server2.thrift.http.cookie.auth.enabled",
+        "true",
+        "HTTP: after a checked login, set Hive's signed hive.server2.auth cookie; requests carrying it skip the login (the key is random per process: cookies end at restart)",
+    ),
+    (
+        "hive.server2.thrift.http.cookie.max.age",
+        "86400s",
+        "HTTP: how long a login cookie is valid (Max-Age, and checked by the server)",
+    ),
+    (
+        "hive.server2.thrift.http.cookie.domain",
+        "",
+        "HTTP: Domain attribute of the login cookie (unset: none)",
+    ),
+    (
+        "hive.server2.thrift.http.cookie.path",
+        "",
+        "HTTP: Path attribute of the login cookie (unset: none)",
+    ),
+    (
+        "hive.server2.thrift.http.cookie.is.httponly",
+        "true",
+        "HTTP: HttpOnly attribute of the login cookie",
     ),
     (
         "hive.server2.use.SSL",
@@ -569,21 +608,41 @@ impl ServerConfig {
                 })
             }
         };
-        let auth = match self
-            .get("hive.server2.authentication")
-            .to_ascii_uppercase()
-            .as_str()
+        let modes = self.auth_modes()?;
+        let auth = if modes.none {
+            AuthMode::None
+        } else if modes.nosasl {
+            AuthMode::NoSasl
+        } else {
+            AuthMode::Password
+        };
+        if modes.jwt && !modes.ldap && transport == TransportMode::Binary {
+            return Err(ConfigError::Invalid {
+                key: "hive.server2.authentication".into(),
+                reason: "JWT authentication is only supported in HTTP transport mode".into(),
+            });
+        }
+        let cookie = if auth == AuthMode::Password
+            && self.flag("hive.server2.thrift.http.cookie.auth.enabled")?
         {
-            "NONE" => AuthMode::None,
-            "NOSASL" => AuthMode::NoSasl,
-            "LDAP" => AuthMode::Password,
-            other => {
-                return Err(ConfigError::Value {
-                    key: "hive.server2.authentication".into(),
-                    value: other.into(),
-                    expected: "NONE, NOSASL or LDAP",
-                })
-            }
+            let max_age = self.duration("hive.server2.thrift.http.cookie.max.age", "s")?;
+            let signer =
+                apiary_auth::CookieSigner::new(max_age).map_err(|reason| ConfigError::Invalid {
+                    key: "hive.server2.thrift.http.cookie.auth.enabled".into(),
+                    reason,
+                })?;
+            let text = |k: &str| {
+                let v = self.get(k).trim();
+                (!v.is_empty()).then(|| v.to_string())
+            };
+            Some(apiary_endpoint::HttpCookie {
+                signer: std::sync::Arc::new(signer),
+                domain: text("hive.server2.thrift.http.cookie.domain"),
+                path: text("hive.server2.thrift.http.cookie.path"),
+                http_only: self.flag("hive.server2.thrift.http.cookie.is.httponly")?,
+            })
+        } else {
+            None
         };
         Ok(EndpointConfig {
             bind: self.get("hive.server2.thrift.bind.host").to_string(),
@@ -603,7 +662,83 @@ impl ServerConfig {
             idle_timeout: self.duration("apiary.connection.idle.timeout", "s")?,
             shutdown_grace: Duration::from_secs(5),
             tls: self.tls()?,
+            cookie,
         })
+    }
+
+    /// `hive.server2.authentication`: NONE, NOSASL, or a comma list of checked modes.
+    fn auth_modes(&self) -> Result<AuthModes, ConfigError> {
+        let value = self.get("hive.server2.authentication");
+        let mut modes = AuthModes::default();
+        let names: Vec<String> = value
+            .split(',')
+            .map(|m| m.trim().to_ascii_uppercase())
+            .filter(|m| !m.is_empty())
+            .collect();
+        let wrong = |expected| ConfigError::Value {
+            key: "hive.server2.authentication".into(),
+            value: value.into(),
+            expected,
+        };
+        for name in &names {
+            match name.as_str() {
+                "NONE" => modes.none = true,
+                "NOSASL" => modes.nosasl = true,
+                "LDAP" => modes.ldap = true,
+                "JWT" => modes.jwt = true,
+                _ => return Err(wrong("NONE, NOSASL, LDAP, JWT, or LDAP,JWT")),
+            }
+        }
+        if names.is_empty() {
+            modes.none = true;
+        }
+        if (modes.none || modes.nosasl) && names.len() > 1 {
+            return Err(wrong("NONE or NOSASL alone"));
+        }
+        Ok(modes)
+    }
+
+    /// A `true`/`false` key.
+    fn flag(&self, key: &str) -> Result<bool, ConfigError> {
+        match self.get(key).trim().to_ascii_lowercase().as_str() {
+            "true" => Ok(true),
+            "false" => Ok(false),
+            other => Err(ConfigError::Value {
+                key: key.into(),
+                value: other.into(),
+                expected: "true or false",
+            }),
+        }
+    }
+
+    /// The JWT mode's key sets (`hive.server2.authentication.jwt.jwks.url`), loaded now, or
+    /// `None` when JWT is not a mode.
+    pub async fn jwt(&self) -> Result<Option<apiary_auth::JwtVerifier>, ConfigError> {
+        if !self.auth_modes()?.jwt {
+            return Ok(None);
+        }
+        let key = "hive.server2.authentication.jwt.jwks.url";
+        let urls: Vec<String> = self
+            .get(key)
+            .split(',')
+            .map(|u| u.trim().to_string())
+            .filter(|u| !u.is_empty())
+            .collect();
+        if urls.is_empty() {
+            return Err(ConfigError::Invalid {
+                key: key.into(),
+                reason: "hive.server2.authentication=JWT needs the URL of a JSON Web Key Set"
+                    .into(),
+            });
+        }
+        let timeout = self.duration("hive.server2.thrift.login.timeout", "s")?;
+        apiary_auth::JwtVerifier::load(&urls, timeout)
+            .await
+            .map(Some)
+            .map_err(|reason| ConfigError::Invalid {
+                key: key.into(),
+                reason,
+            })
     }
 
     /// How the engine runs: memory pool, spilling, server id.
@@ -756,13 +891,8 @@ impl ServerConfig {
                 _ => {}
             }
         }
-        let checked = !matches!(
-            self.get("hive.server2.authentication")
-                .trim()
-                .to_ascii_uppercase()
-                .as_str(),
-            "NONE" | "NOSASL" | ""
-        );
+        let modes = self.auth_modes()?;
+        let checked = !(modes.none || modes.nosasl);
         Ok(apiary_gateway::Impersonation {
             allowed,
             checked,
@@ -802,6 +932,8 @@ impl ServerConfig {
                 })?,
             default_fetch_size: self.number("hive.server2.thrift.resultset.default.fetch.size")?,
             authenticator: self.authenticator()?,
+            // Loaded by `jwt()`, which reads the key sets over the network.
+            jwt: None,
             audit: self.audit()?,
             impersonation: self.impersonation()?,
         })
@@ -811,10 +943,7 @@ impl ServerConfig {
     fn authenticator(
         &self,
     ) -> Result<Option<std::sync::Arc<dyn apiary_auth::Authenticator>>, ConfigError> {
-        if !self
-            .get("hive.server2.authentication")
-            .eq_ignore_ascii_case("LDAP")
-        {
+        if !self.auth_modes()?.ldap {
             return Ok(None);
         }
         let key = |k: &str| {

@@ -163,7 +163,8 @@ async fn serve(args: ServeArgs) -> Result<(), Box<dyn std::error::Error>> {
         .map_err(|e| format!("cannot create data dir {}: {e}", config.data_dir.display()))?;
     let endpoint = config.endpoint()?;
     let flightsql = config.flightsql()?;
-    let gateway_config = config.gateway()?;
+    let mut gateway_config = config.gateway()?;
+    gateway_config.jwt = config.jwt().await?.map(Arc::new);
     let check_interval = config.duration("hive.server2.session.check.interval", "ms")?;
     if let Some(spec) = config.hiveconf.get("apiary.failpoints") {
         apiary_failpoints::configure(spec).map_err(|e| format!("apiary.failpoints: {e}"))?;

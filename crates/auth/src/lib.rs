@@ -1,11 +1,18 @@
 //! Who may connect: the password check every front end (HiveServer2's binary and HTTP
 //! transports, Arrow Flight SQL) asks the gateway for, with Hive's modes behind one trait.
-//! `NONE` needs no authenticator; [`ldap::LdapAuthenticator`] is Hive's `LDAP` mode.
+//! `NONE` needs no authenticator; [`ldap::LdapAuthenticator`] is Hive's `LDAP` mode,
+//! [`jwt::JwtVerifier`] its `JWT` mode over HTTP, and [`cookie::CookieSigner`] the signed
+//! cookie that spares an HTTP client a login on every request.
 
 #![warn(missing_docs)]
 
+pub mod cookie;
+mod fetch;
+pub mod jwt;
 pub mod ldap;
 
+pub use cookie::CookieSigner;
+pub use jwt::JwtVerifier;
 pub use ldap::{LdapAuthenticator, LdapConfig};
 
 /// Why a login was not accepted.

@@ -345,7 +345,7 @@ async fn sasl_handshake(
         return Err("SASL: malformed PLAIN response".into());
     };
     let user = String::from_utf8_lossy(plain.user).to_string();
-    if gw.requires_password() {
+    if gw.requires_login() {
         let password = String::from_utf8_lossy(plain.password);
         if let Err(e) = gw.authenticate(Some(peer.ip()), &user, &password).await {
             send_sasl(stream, SASL_BAD, e.to_string().as_bytes()).await;

@@ -1,5 +1,6 @@
 //! The HTTP transport: each POST to the configured path carries one binary-protocol message
-//! and gets the reply in its body. Credentials come in `Authorization: Basic`.
+//! and gets the reply in its body. Credentials come in `Authorization: Basic` (password
+//! modes) or `Authorization: Bearer` (JWT), or in Hive's signed login cookie.
 
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -64,25 +65,32 @@ fn plain(status: StatusCode, text: String) -> Response<Full<Bytes>> {
     r
 }
 
-/// The user and password of a Basic `Authorization` header.
-fn basic_credentials(req: &Request<Incoming>) -> Option<(String, String)> {
-    req.headers()
-        .get(hyper::header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| {
-            v.strip_prefix("Basic ")
-                .or_else(|| v.strip_prefix("basic "))
-        })
-        .and_then(|b64| {
-            base64::engine::general_purpose::STANDARD
-                .decode(b64.trim())
-                .ok()
-        })
-        .and_then(|raw| {
-            let text = String::from_utf8_lossy(&raw).to_string();
-            text.split_once(':')
-                .map(|(u, p)| (u.to_string(), p.to_string()))
-        })
+/// What a request's `Authorization` header says.
+enum Credentials {
+    Basic(String, String),
+    Bearer(String),
+}
+
+fn credentials(req: &Request<Incoming>) -> Option<Credentials> {
+    let value = req
+        .headers()
+        .get(hyper::header::AUTHORIZATION)?
+        .to_str()
+        .ok()?
+        .trim();
+    let (scheme, rest) = value.split_once(' ')?;
+    if scheme.eq_ignore_ascii_case("Bearer") {
+        return Some(Credentials::Bearer(rest.trim().to_string()));
+    }
+    if !scheme.eq_ignore_ascii_case("Basic") {
+        return None;
+    }
+    let raw = base64::engine::general_purpose::STANDARD
+        .decode(rest.trim())
+        .ok()?;
+    let text = String::from_utf8_lossy(&raw);
+    let (user, password) = text.split_once(':')?;
+    Some(Credentials::Basic(user.to_string(), password.to_string()))
 }
 
 /// Hive's answer to a request without valid credentials in a password mode.
@@ -91,6 +99,89 @@ fn unauthorized(reason: &str) -> Response<Full<Bytes>> {
         StatusCode::UNAUTHORIZED,
         format!("Authentication Error: {reason}"),
     )
+}
+
+/// Who sends a request, and the login cookie to set on the answer, if any.
+struct Login {
+    user: String,
+    set_cookie: Option<String>,
+}
+
+/// Proves who sends a request, as Hive's servlet does: with logins checked, a valid login
+/// cookie is enough; otherwise a bearer token (JWT mode) or Basic credentials (password mode)
+/// must be valid, and the answer sets a fresh cookie. Without checks, the Basic user is
+/// taken at its word (`anonymous` when none is given).
+async fn login(
+    req: &Request<Incoming>,
+    peer: std::net::SocketAddr,
+    gw: &Gateway,
+    cfg: &EndpointConfig,
+) -> Result<Login, Response<Full<Bytes>>> {
+    let given = credentials(req);
+    if cfg.auth != AuthMode::Password {
+        let user = match given {
+            Some(Credentials::Basic(user, _)) if !user.is_empty() => user,
+            _ => "anonymous".to_string(),
+        };
+        return Ok(Login {
+            user,
+            set_cookie: None,
+        });
+    }
+    if let Some(cookie) = &cfg.cookie {
+        let values = req
+            .headers()
+            .get_all(hyper::header::COOKIE)
+            .iter()
+            .filter_map(|v| v.to_str().ok());
+        let known = apiary_auth::cookie::cookie_values(values, apiary_auth::cookie::COOKIE_NAME)
+            .find_map(|v| cookie.signer.verify(v));
+        if let Some(user) = known {
+            return Ok(Login {
+                user,
+                set_cookie: None,
+            });
+        }
+    }
+    // Every request proves who sends it: HTTP sessions outlive connections.
+    let user = match given {
+        None => {
+            return Err(unauthorized(
+                "no credentials in the request (authorization: Basic ... or Bearer ...)",
+            ))
+        }
+        Some(Credentials::Bearer(token)) => gw
+            .authenticate_bearer(Some(peer.ip()), &token)
+            .map_err(|e| unauthorized(&e.to_string()))?,
+        Some(Credentials::Basic(user, password)) => {
+            gw.authenticate(Some(peer.ip()), &user, &password)
+                .await
+                .map_err(|e| unauthorized(&e.to_string()))?;
+            user
+        }
+    };
+    let set_cookie = cfg.cookie.as_ref().map(|c| {
+        let mut text = format!(
+            "{}={}; Max-Age={}",
+            apiary_auth::cookie::COOKIE_NAME,
+            c.signer.issue(&user),
+            c.signer.max_age().as_secs()
+        );
+        if let Some(d) = &c.domain {
+            text.push_str(&format!("; Domain={d}"));
+        }
+        if let Some(p) = &c.path {
+            text.push_str(&format!("; Path={p}"));
+        }
+        if cfg.tls.is_some() {
+            text.push_str("; Secure");
+        }
+        if c.http_only {
+            text.push_str("; HttpOnly");
+        }
+        text
+    });
+    Ok(Login { user, set_cookie })
 }
 
 async fn respond(
@@ -112,16 +203,10 @@ async fn respond(
             "HiveServer2 HTTP transport expects POST".into(),
         );
     }
-    let credentials = basic_credentials(&req);
-    if cfg.auth == AuthMode::Password {
-        // Every request proves who sends it: HTTP sessions outlive connections.
-        let Some((user, password)) = &credentials else {
-            return unauthorized("no Basic credentials (authorization: Basic ...) in the request");
-        };
-        if let Err(e) = gw.authenticate(Some(peer.ip()), user, password).await {
-            return unauthorized(&e.to_string());
-        }
-    }
+    let login = match login(&req, peer, gw, cfg).await {
+        Ok(l) => l,
+        Err(refused) => return refused,
+    };
     // Hive's `doAs` query parameter: the user an OpenSession over this request acts as.
     let proxy_user = req.uri().query().and_then(|q| {
         url::form_urlencoded::parse(q.as_bytes())
@@ -129,17 +214,28 @@ async fn respond(
             .map(|(_, v)| v.into_owned())
     });
     let client = Client {
-        user: credentials
-            .map(|(u, _)| u)
-            .filter(|u| !u.is_empty())
-            .unwrap_or_else(|| "anonymous".to_string()),
+        user: login.user,
         address: Some(peer.ip()),
         proxy_user,
     };
-    let body = match Limited::new(req.into_body(), cfg.max_message_size)
-        .collect()
-        .await
+    let mut r = serve_messages(req.into_body(), &client, gw, cfg).await;
+    if let Some(cookie) = login
+        .set_cookie
+        .and_then(|c| hyper::header::HeaderValue::from_str(&c).ok())
     {
+        r.headers_mut().insert(hyper::header::SET_COOKIE, cookie);
+    }
+    r
+}
+
+/// Runs the Thrift messages of a request's body for `client` and answers their replies.
+async fn serve_messages(
+    body: Incoming,
+    client: &Client,
+    gw: &Arc<Gateway>,
+    cfg: &EndpointConfig,
+) -> Response<Full<Bytes>> {
+    let body = match Limited::new(body, cfg.max_message_size).collect().await {
         Ok(b) => b.to_bytes(),
         Err(e) => {
             tracing::warn!(error = %e, "HTTP request body refused");
@@ -154,7 +250,7 @@ async fn respond(
     // Sessions over HTTP outlive connections; they end with CloseSession or by idling out.
     let mut opened: Vec<Handle> = Vec::new();
     while !rest.is_empty() {
-        match handle_message(gw, &client, rest, &mut opened).await {
+        match handle_message(gw, client, rest, &mut opened).await {
             Ok((used, CallOutcome::Reply(r))) => {
                 out.extend_from_slice(&r);
                 rest = &rest[used.min(rest.len())..];

@@ -26,9 +26,23 @@ pub enum AuthMode {
     None,
     /// Raw Thrift without SASL only.
     NoSasl,
-    /// A password mode (LDAP): SASL PLAIN only, credentials checked by the gateway; NOSASL
-    /// clients are refused, and every HTTP request carries Basic credentials.
+    /// A checked mode (LDAP, JWT or both): SASL PLAIN only, credentials checked by the
+    /// gateway; NOSASL clients are refused, and every HTTP request carries Basic credentials,
+    /// a bearer token or a login cookie.
     Password,
+}
+
+/// Hive's HTTP login cookie (`hive.server2.thrift.http.cookie.*`).
+#[derive(Debug, Clone)]
+pub struct HttpCookie {
+    /// Issues and checks the cookie's signed value.
+    pub signer: Arc<apiary_auth::CookieSigner>,
+    /// `Domain` attribute (`...cookie.domain`), if set.
+    pub domain: Option<String>,
+    /// `Path` attribute (`...cookie.path`), if set.
+    pub path: Option<String>,
+    /// `HttpOnly` attribute (`...cookie.is.httponly`).
+    pub http_only: bool,
 }
 
 /// Which transports run (`hive.server2.transport.mode`).
@@ -69,6 +83,8 @@ pub struct EndpointConfig {
     pub shutdown_grace: Duration,
     /// TLS on both transports (`hive.server2.use.SSL`), or plain sockets.
     pub tls: Option<apiary_tls::ServerTls>,
+    /// The HTTP login cookie, when cookies are on and logins are checked.
+    pub cookie: Option<HttpCookie>,
 }
 
 impl Default for EndpointConfig {
@@ -86,6 +102,7 @@ impl Default for EndpointConfig {
             idle_timeout: Duration::from_secs(3600),
             shutdown_grace: Duration::from_secs(5),
             tls: None,
+            cookie: None,
         }
     }
 }
@@ -126,7 +143,7 @@ impl Endpoints {
         config: EndpointConfig,
     ) -> Result<Self, EndpointError> {
         // Fail closed: a password mode must have a check behind it.
-        if config.auth == AuthMode::Password && !gateway.requires_password() {
+        if config.auth == AuthMode::Password && !gateway.requires_login() {
             return Err(EndpointError::NoAuthenticator);
         }
         let config = Arc::new(config);

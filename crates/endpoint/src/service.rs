@@ -228,7 +228,7 @@ fn owned(gw: &Gateway, client: &Client, h: Option<Handle>) -> Handle {
     let Some(h) = h else {
         return none;
     };
-    if gw.requires_password() && gw.owner(&h).is_some_and(|owner| owner != client.user) {
+    if gw.requires_login() && gw.owner(&h).is_some_and(|owner| owner != client.user) {
         return Handle {
             guid: h.guid,
             secret: [0; 16],
@@ -327,7 +327,7 @@ async fn dispatch(
             let user = req
                 .username
                 .as_deref()
-                .filter(|u| !u.is_empty() && !gw.requires_password())
+                .filter(|u| !u.is_empty() && !gw.requires_login())
                 .unwrap_or(&client.user)
                 .to_string();
             let conf = req.configuration.unwrap_or_default();

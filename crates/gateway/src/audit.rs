@@ -15,10 +15,12 @@ use parking_lot::Mutex;
 pub enum AuditEvent<'a> {
     /// A password login was checked.
     Login {
-        /// The user name given.
+        /// The user name given (or the token's, for a JWT; blank when it was refused).
         user: &'a str,
         /// The client's address.
         address: Option<IpAddr>,
+        /// How the client proved who it is: `password` or `JWT`.
+        method: &'a str,
         /// Whether it was accepted.
         accepted: bool,
     },
@@ -97,11 +99,13 @@ fn event_json(event: &AuditEvent<'_>) -> String {
         AuditEvent::Login {
             user,
             address,
+            method,
             accepted,
         } => fields.extend([
             ("event", Some("login".into())),
             ("user", Some(user.to_string())),
             ("address", addr(address)),
+            ("method", Some(method.to_string())),
             (
                 "outcome",
                 Some(if *accepted { "accepted" } else { "refused" }.into()),

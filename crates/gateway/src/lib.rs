@@ -54,6 +54,9 @@ pub struct GatewayConfig {
     /// The password check of a password mode (`hive.server2.authentication=LDAP`); `None`
     /// is NONE, where any user and password are accepted.
     pub authenticator: Option<Arc<dyn apiary_auth::Authenticator>>,
+    /// The bearer-token check of Hive's JWT mode (HTTP only); with it and no `authenticator`,
+    /// password logins are refused.
+    pub jwt: Option<Arc<apiary_auth::JwtVerifier>>,
     /// Where logins, sessions and statements are audited (`apiary.audit.log`), if anywhere.
     pub audit: Option<Arc<audit::AuditLog>>,
     /// Who may open sessions as another user.
@@ -73,6 +76,7 @@ impl Default for GatewayConfig {
             result_buffer_bytes: 256 << 20,
             default_fetch_size: 1000,
             authenticator: None,
+            jwt: None,
             audit: None,
             impersonation: Impersonation::default(),
         }
@@ -263,35 +267,72 @@ impl Gateway {
         self.operations.lock().len()
     }
 
-    /// Whether clients must prove who they are with a password.
-    pub fn requires_password(&self) -> bool {
-        self.config.authenticator.is_some()
+    /// Whether clients must prove who they are (a password mode, JWT, or both).
+    pub fn requires_login(&self) -> bool {
+        self.config.authenticator.is_some() || self.config.jwt.is_some()
     }
 
     /// Checks a front end's credentials as the authentication mode says: NONE accepts any;
-    /// a password mode refuses a blank user or password before asking its directory. A
-    /// refusal is logged with its reason (never the password); the client is told only
-    /// Hive's "Error validating the login", and nothing is held for it.
+    /// a password mode refuses a blank user or password before asking its directory; a
+    /// server that takes only JWTs refuses every password. A refusal is logged with its
+    /// reason (never the password); the client is told only Hive's "Error validating the
+    /// login", and nothing is held for it.
     pub async fn authenticate(
         &self,
         address: Option<IpAddr>,
         user: &str,
         password: &str,
     ) -> Result<(), GatewayError> {
-        let Some(auth) = &self.config.authenticator else {
-            return Ok(());
+        let checked = match (&self.config.authenticator, &self.config.jwt) {
+            (None, None) => return Ok(()),
+            (None, Some(_)) => Err(apiary_auth::AuthError::Refused(
+                "password logins are off: this server takes JWT bearer tokens over HTTP".into(),
+            )),
+            (Some(auth), _) => match apiary_auth::check_blank(user, password) {
+                Ok(()) => auth.authenticate(user, password).await,
+                Err(e) => Err(e),
+            },
         };
-        let checked = match apiary_auth::check_blank(user, password) {
-            Ok(()) => auth.authenticate(user, password).await,
-            Err(e) => Err(e),
+        self.login_outcome(address, user, "password", checked)
+    }
+
+    /// Checks a bearer token (Hive's JWT mode) and says whose it is.
+    pub fn authenticate_bearer(
+        &self,
+        address: Option<IpAddr>,
+        token: &str,
+    ) -> Result<String, GatewayError> {
+        let (user, checked) = match &self.config.jwt {
+            None => (
+                String::new(),
+                Err(apiary_auth::AuthError::Refused(
+                    "JWT authentication is not enabled (hive.server2.authentication)".into(),
+                )),
+            ),
+            Some(jwt) => match jwt.verify(token) {
+                Ok(user) => (user, Ok(())),
+                Err(e) => (String::new(), Err(e)),
+            },
         };
+        self.login_outcome(address, &user, "JWT", checked)
+            .map(|()| user)
+    }
+
+    fn login_outcome(
+        &self,
+        address: Option<IpAddr>,
+        user: &str,
+        method: &str,
+        checked: Result<(), apiary_auth::AuthError>,
+    ) -> Result<(), GatewayError> {
         self.audit(audit::AuditEvent::Login {
             user,
             address,
+            method,
             accepted: checked.is_ok(),
         });
         checked.map_err(|e| {
-            tracing::warn!(user, mode = auth.mode(), reason = %e, "login refused");
+            tracing::warn!(user, method, reason = %e, "login refused");
             GatewayError::Authentication(e.to_string())
         })
     }
