@@ -91,6 +91,16 @@ pub const KEYS: &[(&str, &str, &str)] = &[
         "NONE (SASL PLAIN, any user; NOSASL clients also served), NOSASL (raw Thrift only), LDAP (SASL PLAIN, HTTP Basic and the Flight SQL handshake checked by a simple bind; NOSASL refused), JWT (HTTP only: Authorization: Bearer, checked against hive.server2.authentication.jwt.jwks.url) or a comma list of LDAP and JWT (HTTP takes either; the binary and Flight SQL ports take LDAP)",
     ),
     (
+        "hive.security.authorization.enabled",
+        "false",
+        "SQL-standard authorization: owners, GRANT/REVOKE of SELECT, INSERT, UPDATE, DELETE on tables and views to users and roles, roles (CREATE/DROP/GRANT/SET ROLE), checked on every statement and catalog call; kept in the metastore",
+    ),
+    (
+        "hive.users.in.admin.role",
+        "",
+        "authorization: comma-separated users in the admin role (who may run CREATE ROLE, SHOW ROLES, and anything else, after SET ROLE ADMIN)",
+    ),
+    (
         "hive.server2.authentication.jwt.jwks.url",
         "",
         "JWT: comma-separated URLs (http://, https:// trusting the system's CAs, file:// or a path) of the JSON Web Key Sets that sign tokens; read once at start-up. A token must verify under a key matching its kid and alg, must not have expired (exp), and names its user in sub",
@@ -822,14 +832,19 @@ impl ServerConfig {
             self.get(apiary_sql::policy::HIDDEN_LIST_KEY),
             SECRET_KEYS.join(",")
         );
-        Ok(apiary_sql::Policy::new(
+        let policy = apiary_sql::Policy::new(
             std::sync::Arc::new(reach),
             self.get(apiary_sql::policy::RESTRICTED_LIST_KEY),
             &hidden,
             &startup,
             self.get(apiary_sql::policy::UDF_BLACKLIST_KEY),
             self.get(apiary_sql::policy::UDF_WHITELIST_KEY),
-        ))
+        );
+        Ok(if self.flag("hive.security.authorization.enabled")? {
+            policy.with_authorization(self.get("hive.users.in.admin.role"))
+        } else {
+            policy
+        })
     }
 
     /// The audit log (`apiary.audit.log`): `<data-dir>/audit.log` by default, `none` for

@@ -9,7 +9,10 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 use crate::journal::{Intent, IntentKind, IntentState};
-use crate::model::{partition_name, Database, Partition, Table};
+use crate::model::{
+    partition_name, principal_key, Database, Grant, GrantObject, Partition, PrincipalType, Role,
+    Table,
+};
 use crate::{Metastore, MetastoreError, Result};
 
 /// Every statement the catalog runs. Columns read back are text; parameters are in the order
@@ -74,6 +77,30 @@ pub enum Stmt {
     DeleteIntent,
     /// `definition` of the intents of (owner), oldest first.
     IntentsOf,
+    /// `name` of role (name).
+    RoleExists,
+    /// Inserts role (name, definition).
+    InsertRole,
+    /// Deletes role (name).
+    DeleteRole,
+    /// `definition` of every role, sorted by name.
+    ListRoles,
+    /// Inserts or replaces grant (object, principal, privilege, definition).
+    PutGrant,
+    /// `definition` of grant (object, principal, privilege).
+    GetGrant,
+    /// Deletes grant (object, principal, privilege).
+    DeleteGrant,
+    /// Deletes the grants on (object).
+    DeleteGrantsOn,
+    /// Deletes the grants held by (principal).
+    DeleteGrantsOf,
+    /// `definition` of the grants on (object).
+    GrantsOn,
+    /// `definition` of the grants held by (principal).
+    GrantsOf,
+    /// `definition` of every grant.
+    AllGrants,
 }
 
 /// A statement parameter.
@@ -235,7 +262,41 @@ async fn delete_table(tx: &mut dyn Txn, db: &str, name: &str) -> Result<u64> {
     let key = [Arg::Text(db), Arg::Text(name)];
     let n = tx.execute(Stmt::DeleteTable, &key).await?;
     tx.execute(Stmt::DeletePartitionsOf, &key).await?;
+    let object = table_object(db, name).key();
+    tx.execute(Stmt::DeleteGrantsOn, &[Arg::Text(&object)])
+        .await?;
     Ok(n)
+}
+
+fn table_object(db: &str, name: &str) -> GrantObject {
+    GrantObject::Table {
+        database: db.to_string(),
+        name: name.to_string(),
+    }
+}
+
+async fn grants(tx: &mut dyn Txn, stmt: Stmt, args: &[Arg<'_>]) -> Result<Vec<Grant>> {
+    column(tx, stmt, args)
+        .await?
+        .iter()
+        .map(|d| from_json("grant", d))
+        .collect()
+}
+
+async fn store_grant(tx: &mut dyn Txn, grant: &Grant) -> Result<()> {
+    let def = to_json(grant)?;
+    let (object, principal) = (grant.object.key(), grant.principal_key());
+    tx.execute(
+        Stmt::PutGrant,
+        &[
+            Arg::Text(&object),
+            Arg::Text(&principal),
+            Arg::Text(&grant.privilege),
+            Arg::Text(&def),
+        ],
+    )
+    .await?;
+    Ok(())
 }
 
 /// The intent `id`; `NoSuchObject` if there is none.
@@ -404,6 +465,17 @@ impl<B: Backend> Metastore for B {
                         &[old[0], old[1], new[0], new[1], Arg::Text(def)],
                     )
                     .await?;
+                    if (new_db, new_name) != (db, name) {
+                        // Privileges follow the table to its new name.
+                        let from = table_object(db, name).key();
+                        let moved = grants(tx, Stmt::GrantsOn, &[Arg::Text(&from)]).await?;
+                        tx.execute(Stmt::DeleteGrantsOn, &[Arg::Text(&from)])
+                            .await?;
+                        for mut g in moved {
+                            g.object = table_object(new_db, new_name);
+                            store_grant(tx, &g).await?;
+                        }
+                    }
                     Ok(())
                 })
             },
@@ -653,6 +725,146 @@ impl<B: Backend> Metastore for B {
                     .map(|d| from_json("intent", d))
                     .collect()
             })
+        })
+        .await
+    }
+    async fn create_role(&self, role: &Role) -> Result<()> {
+        let mut role = role.clone();
+        role.name = role.name.to_lowercase();
+        self.transact(Access::Write, role, |tx, role| {
+            Box::pin(async move {
+                if first(tx, Stmt::RoleExists, &[Arg::Text(&role.name)])
+                    .await?
+                    .is_some()
+                {
+                    return Err(MetastoreError::AlreadyExists(format!("Role {}", role.name)));
+                }
+                let def = to_json(role)?;
+                tx.execute(Stmt::InsertRole, &[Arg::Text(&role.name), Arg::Text(&def)])
+                    .await?;
+                Ok(())
+            })
+        })
+        .await
+    }
+
+    async fn drop_role(&self, name: &str) -> Result<()> {
+        self.transact(Access::Write, name.to_lowercase(), |tx, name| {
+            Box::pin(async move {
+                if tx.execute(Stmt::DeleteRole, &[Arg::Text(name)]).await? == 0 {
+                    return Err(MetastoreError::NoSuchObject(format!("Role {name}")));
+                }
+                let object = GrantObject::Role { name: name.clone() }.key();
+                tx.execute(Stmt::DeleteGrantsOn, &[Arg::Text(&object)])
+                    .await?;
+                let holder = principal_key(PrincipalType::Role, name);
+                tx.execute(Stmt::DeleteGrantsOf, &[Arg::Text(&holder)])
+                    .await?;
+                Ok(())
+            })
+        })
+        .await
+    }
+
+    async fn list_roles(&self) -> Result<Vec<Role>> {
+        self.transact(Access::Read, (), |tx, ()| {
+            Box::pin(async move {
+                column(tx, Stmt::ListRoles, &[])
+                    .await?
+                    .iter()
+                    .map(|d| from_json("role", d))
+                    .collect()
+            })
+        })
+        .await
+    }
+
+    async fn put_grant(&self, grant: &Grant) -> Result<()> {
+        self.transact(Access::Write, grant.clone(), |tx, grant| {
+            Box::pin(async move {
+                match &grant.object {
+                    GrantObject::Role { name } => {
+                        if first(tx, Stmt::RoleExists, &[Arg::Text(name)])
+                            .await?
+                            .is_none()
+                        {
+                            return Err(MetastoreError::NoSuchObject(format!("Role {name}")));
+                        }
+                    }
+                    GrantObject::Table { database, name } => {
+                        require_table(tx, database, name).await?;
+                    }
+                }
+                if grant.principal_type == PrincipalType::Role
+                    && first(tx, Stmt::RoleExists, &[Arg::Text(&grant.principal_name)])
+                        .await?
+                        .is_none()
+                {
+                    return Err(MetastoreError::NoSuchObject(format!(
+                        "Role {}",
+                        grant.principal_name
+                    )));
+                }
+                store_grant(tx, grant).await
+            })
+        })
+        .await
+    }
+
+    async fn revoke_grant(
+        &self,
+        object: &GrantObject,
+        principal: (PrincipalType, &str),
+        privilege: &str,
+        option_only: bool,
+    ) -> Result<bool> {
+        let args = (
+            object.key(),
+            principal_key(principal.0, principal.1),
+            privilege.to_string(),
+            option_only,
+        );
+        self.transact(
+            Access::Write,
+            args,
+            |tx, (object, holder, privilege, option_only)| {
+                Box::pin(async move {
+                    let key = [Arg::Text(object), Arg::Text(holder), Arg::Text(privilege)];
+                    let Some(def) = first(tx, Stmt::GetGrant, &key).await? else {
+                        return Ok(false);
+                    };
+                    if *option_only {
+                        let mut g: Grant = from_json("grant", &def)?;
+                        g.grant_option = false;
+                        store_grant(tx, &g).await?;
+                    } else {
+                        tx.execute(Stmt::DeleteGrant, &key).await?;
+                    }
+                    Ok(true)
+                })
+            },
+        )
+        .await
+    }
+
+    async fn grants_on(&self, object: &GrantObject) -> Result<Vec<Grant>> {
+        self.transact(Access::Read, object.key(), |tx, key| {
+            Box::pin(async move { grants(tx, Stmt::GrantsOn, &[Arg::Text(key)]).await })
+        })
+        .await
+    }
+
+    async fn grants_of(&self, principal: (PrincipalType, &str)) -> Result<Vec<Grant>> {
+        let key = principal_key(principal.0, principal.1);
+        self.transact(Access::Read, key, |tx, key| {
+            Box::pin(async move { grants(tx, Stmt::GrantsOf, &[Arg::Text(key)]).await })
+        })
+        .await
+    }
+
+    async fn all_grants(&self) -> Result<Vec<Grant>> {
+        self.transact(Access::Read, (), |tx, ()| {
+            Box::pin(async move { grants(tx, Stmt::AllGrants, &[]).await })
         })
         .await
     }

@@ -20,8 +20,9 @@ mod sqlite;
 pub use error::MetastoreError;
 pub use journal::{Intent, IntentKind, IntentState};
 pub use model::{
-    escape_path_value, is_valid_name, partition_name, unescape_path_value, Column, Database,
-    Partition, SerDeInfo, SortColumn, StorageDescriptor, Table, TableType,
+    escape_path_value, is_valid_name, partition_name, principal_key, unescape_path_value, Column,
+    Database, Grant, GrantObject, Partition, PrincipalType, Role, SerDeInfo, SortColumn,
+    StorageDescriptor, Table, TableType,
 };
 pub use postgres::{PostgresMetastore, PostgresOptions};
 pub use sqlite::SqliteMetastore;
@@ -136,4 +137,30 @@ pub trait Metastore: Send + Sync + std::fmt::Debug {
 
     /// Unfinished intents of server `owner`, oldest first.
     async fn unfinished_intents(&self, owner: &str) -> Result<Vec<Intent>>;
+
+    /// Creates a role; `AlreadyExists` if one has this name.
+    async fn create_role(&self, role: &Role) -> Result<()>;
+    /// Drops a role with its memberships and the privileges granted to it; `NoSuchObject` if
+    /// there is none.
+    async fn drop_role(&self, name: &str) -> Result<()>;
+    /// Every role, sorted by name.
+    async fn list_roles(&self) -> Result<Vec<Role>>;
+    /// Records a grant, replacing one of the same object, holder and privilege (so a second
+    /// GRANT can add the grant option).
+    async fn put_grant(&self, grant: &Grant) -> Result<()>;
+    /// Removes the grant of `privilege` on `object` to the principal; `false` if there was
+    /// none. With `option_only`, keeps the privilege and removes only its grant option.
+    async fn revoke_grant(
+        &self,
+        object: &GrantObject,
+        principal: (PrincipalType, &str),
+        privilege: &str,
+        option_only: bool,
+    ) -> Result<bool>;
+    /// The grants on `object`.
+    async fn grants_on(&self, object: &GrantObject) -> Result<Vec<Grant>>;
+    /// The grants held by a principal.
+    async fn grants_of(&self, principal: (PrincipalType, &str)) -> Result<Vec<Grant>>;
+    /// Every grant (SHOW GRANT ON ALL).
+    async fn all_grants(&self) -> Result<Vec<Grant>>;
 }

@@ -276,3 +276,95 @@ mod tests {
         assert_eq!(escape_path_value(""), "__HIVE_DEFAULT_PARTITION__");
     }
 }
+
+/// Who a privilege or role is granted to (Hive's `principal_type`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "UPPERCASE")]
+pub enum PrincipalType {
+    /// A user name.
+    User,
+    /// A role.
+    Role,
+}
+
+impl PrincipalType {
+    /// Hive's name: `USER` or `ROLE`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PrincipalType::User => "USER",
+            PrincipalType::Role => "ROLE",
+        }
+    }
+}
+
+/// A role of SQL-standard authorization (CREATE ROLE).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Role {
+    /// Name, lower case.
+    pub name: String,
+    /// Who created it.
+    pub owner: String,
+    /// Seconds since the epoch.
+    pub create_time: i64,
+}
+
+/// What a grant is on.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum GrantObject {
+    /// A table or view: a privilege (SELECT, INSERT, UPDATE, DELETE) on it.
+    Table {
+        /// Database, lower case.
+        database: String,
+        /// Table or view, lower case.
+        name: String,
+    },
+    /// A role: membership in it (GRANT ROLE).
+    Role {
+        /// The role, lower case.
+        name: String,
+    },
+}
+
+impl GrantObject {
+    /// The key the catalog stores the object under.
+    pub fn key(&self) -> String {
+        match self {
+            GrantObject::Table { database, name } => format!("table:{database}.{name}"),
+            GrantObject::Role { name } => format!("role:{name}"),
+        }
+    }
+}
+
+/// One privilege (or role membership) held by one principal.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Grant {
+    /// What it is on.
+    pub object: GrantObject,
+    /// Who holds it.
+    pub principal_name: String,
+    /// Whether the holder is a user or a role.
+    pub principal_type: PrincipalType,
+    /// SELECT, INSERT, UPDATE or DELETE on a table; `MEMBER` of a role.
+    pub privilege: String,
+    /// WITH GRANT OPTION (tables) or WITH ADMIN OPTION (roles).
+    pub grant_option: bool,
+    /// Who granted it.
+    pub grantor: String,
+    /// Whether the grantor acted as a user or through a role.
+    pub grantor_type: PrincipalType,
+    /// Seconds since the epoch.
+    pub grant_time: i64,
+}
+
+impl Grant {
+    /// The key of the holder (`USER:bob`, `ROLE:analysts`).
+    pub fn principal_key(&self) -> String {
+        principal_key(self.principal_type, &self.principal_name)
+    }
+}
+
+/// The key the catalog stores a principal under.
+pub fn principal_key(kind: PrincipalType, name: &str) -> String {
+    format!("{}:{name}", kind.as_str())
+}

@@ -31,6 +31,12 @@ const MIGRATIONS: &[&str] = &[
     // 2: the intent journal of DDL with side effects in other systems.
     "CREATE TABLE apiary_intents (id TEXT PRIMARY KEY, owner TEXT NOT NULL, db TEXT NOT NULL,
                                   tbl TEXT NOT NULL, created BIGINT NOT NULL, definition TEXT NOT NULL);",
+    // 3: SQL-standard authorization: roles, and grants of privileges and role memberships.
+    "CREATE TABLE apiary_roles (name TEXT PRIMARY KEY, definition TEXT NOT NULL);
+     CREATE TABLE apiary_grants (object TEXT NOT NULL, principal TEXT NOT NULL,
+                                 privilege TEXT NOT NULL, definition TEXT NOT NULL,
+                                 PRIMARY KEY (object, principal, privilege));
+     CREATE INDEX apiary_grants_by_principal ON apiary_grants (principal);",
 ];
 
 /// The catalog's statements in PostgreSQL's SQL.
@@ -88,6 +94,31 @@ fn sql(stmt: Stmt) -> &'static str {
         Stmt::DeleteIntent => "DELETE FROM apiary_intents WHERE id = $1",
         Stmt::IntentsOf => {
             "SELECT definition FROM apiary_intents WHERE owner = $1 ORDER BY created, id"
+        }
+        Stmt::RoleExists => "SELECT name FROM apiary_roles WHERE name = $1",
+        Stmt::InsertRole => "INSERT INTO apiary_roles (name, definition) VALUES ($1, $2)",
+        Stmt::DeleteRole => "DELETE FROM apiary_roles WHERE name = $1",
+        Stmt::ListRoles => "SELECT definition FROM apiary_roles ORDER BY name",
+        Stmt::PutGrant => {
+            "INSERT INTO apiary_grants (object, principal, privilege, definition) VALUES ($1, $2, $3, $4)
+             ON CONFLICT (object, principal, privilege) DO UPDATE SET definition = excluded.definition"
+        }
+        Stmt::GetGrant => {
+            "SELECT definition FROM apiary_grants WHERE object = $1 AND principal = $2 AND privilege = $3"
+        }
+        Stmt::DeleteGrant => {
+            "DELETE FROM apiary_grants WHERE object = $1 AND principal = $2 AND privilege = $3"
+        }
+        Stmt::DeleteGrantsOn => "DELETE FROM apiary_grants WHERE object = $1",
+        Stmt::DeleteGrantsOf => "DELETE FROM apiary_grants WHERE principal = $1",
+        Stmt::GrantsOn => {
+            "SELECT definition FROM apiary_grants WHERE object = $1 ORDER BY principal, privilege"
+        }
+        Stmt::GrantsOf => {
+            "SELECT definition FROM apiary_grants WHERE principal = $1 ORDER BY object, privilege"
+        }
+        Stmt::AllGrants => {
+            "SELECT definition FROM apiary_grants ORDER BY object, principal, privilege"
         }
     }
 }

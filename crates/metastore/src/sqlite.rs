@@ -26,6 +26,11 @@ const MIGRATIONS: &[&str] = &[
     // 2: the intent journal of DDL with side effects in other systems.
     "CREATE TABLE intents (id TEXT PRIMARY KEY, owner TEXT NOT NULL, db TEXT NOT NULL,
                            tbl TEXT NOT NULL, created INTEGER NOT NULL, definition TEXT NOT NULL);",
+    // 3: SQL-standard authorization: roles, and grants of privileges and role memberships.
+    "CREATE TABLE roles (name TEXT PRIMARY KEY, definition TEXT NOT NULL);
+     CREATE TABLE grants (object TEXT NOT NULL, principal TEXT NOT NULL, privilege TEXT NOT NULL,
+                          definition TEXT NOT NULL, PRIMARY KEY (object, principal, privilege));
+     CREATE INDEX grants_by_principal ON grants (principal);",
 ];
 
 /// The catalog's statements in SQLite's SQL.
@@ -78,6 +83,25 @@ fn sql(stmt: Stmt) -> &'static str {
         Stmt::UpdateIntent => "UPDATE intents SET definition = ?2 WHERE id = ?1",
         Stmt::DeleteIntent => "DELETE FROM intents WHERE id = ?1",
         Stmt::IntentsOf => "SELECT definition FROM intents WHERE owner = ?1 ORDER BY created, id",
+        Stmt::RoleExists => "SELECT name FROM roles WHERE name = ?1",
+        Stmt::InsertRole => "INSERT INTO roles (name, definition) VALUES (?1, ?2)",
+        Stmt::DeleteRole => "DELETE FROM roles WHERE name = ?1",
+        Stmt::ListRoles => "SELECT definition FROM roles ORDER BY name",
+        Stmt::PutGrant => {
+            "INSERT INTO grants (object, principal, privilege, definition) VALUES (?1, ?2, ?3, ?4)
+             ON CONFLICT (object, principal, privilege) DO UPDATE SET definition = excluded.definition"
+        }
+        Stmt::GetGrant => {
+            "SELECT definition FROM grants WHERE object = ?1 AND principal = ?2 AND privilege = ?3"
+        }
+        Stmt::DeleteGrant => {
+            "DELETE FROM grants WHERE object = ?1 AND principal = ?2 AND privilege = ?3"
+        }
+        Stmt::DeleteGrantsOn => "DELETE FROM grants WHERE object = ?1",
+        Stmt::DeleteGrantsOf => "DELETE FROM grants WHERE principal = ?1",
+        Stmt::GrantsOn => "SELECT definition FROM grants WHERE object = ?1 ORDER BY principal, privilege",
+        Stmt::GrantsOf => "SELECT definition FROM grants WHERE principal = ?1 ORDER BY object, privilege",
+        Stmt::AllGrants => "SELECT definition FROM grants ORDER BY object, principal, privilege",
     }
 }
 
@@ -198,7 +222,7 @@ impl Txn for SqliteTxn<'_> {
 mod tests {
     use super::*;
     use crate::model::{Column, StorageDescriptor, TableType};
-    use crate::model::{Database, Partition, Table};
+    use crate::model::{Database, Grant, GrantObject, Partition, PrincipalType, Table};
     use crate::Metastore;
     use std::collections::BTreeMap;
 
@@ -295,6 +319,101 @@ mod tests {
         ms.drop_table("d", "t2").await?;
         ms.drop_database("d").await?;
         assert!(ms.list_databases().await?.is_empty());
+        Ok(())
+    }
+
+    fn grant(object: GrantObject, who: (PrincipalType, &str), privilege: &str) -> Grant {
+        Grant {
+            object,
+            principal_name: who.1.into(),
+            principal_type: who.0,
+            privilege: privilege.into(),
+            grant_option: false,
+            grantor: "u".into(),
+            grantor_type: PrincipalType::User,
+            grant_time: 0,
+        }
+    }
+
+    #[tokio::test]
+    async fn grants_follow_tables_and_roles() -> Result<()> {
+        use crate::model::Role;
+        let dir = tempfile::tempdir().map_err(|e| MetastoreError::Backend(e.to_string()))?;
+        let ms = SqliteMetastore::open(&dir.path().join("metastore.db"))?;
+        ms.create_database(&db("d")).await?;
+        ms.create_table(&table("d", "t")).await?;
+        let t = GrantObject::Table {
+            database: "d".into(),
+            name: "t".into(),
+        };
+        let bob = (PrincipalType::User, "bob");
+        ms.put_grant(&grant(t.clone(), bob, "SELECT")).await?;
+        // A second grant of the same privilege replaces the first (adds the option).
+        let mut with_option = grant(t.clone(), bob, "SELECT");
+        with_option.grant_option = true;
+        ms.put_grant(&with_option).await?;
+        assert_eq!(ms.grants_on(&t).await?, vec![with_option.clone()]);
+        // Grants to a missing role or on a missing table are refused.
+        let ghost = (PrincipalType::Role, "ghost");
+        assert!(ms
+            .put_grant(&grant(t.clone(), ghost, "SELECT"))
+            .await
+            .is_err());
+        let missing = GrantObject::Table {
+            database: "d".into(),
+            name: "nope".into(),
+        };
+        assert!(ms.put_grant(&grant(missing, bob, "SELECT")).await.is_err());
+        // Only the option goes, then the privilege.
+        assert!(ms.revoke_grant(&t, bob, "SELECT", true).await?);
+        assert!(!ms.grants_on(&t).await?[0].grant_option);
+        assert!(ms.revoke_grant(&t, bob, "SELECT", false).await?);
+        assert!(!ms.revoke_grant(&t, bob, "SELECT", false).await?);
+        // A rename carries the grants; a drop removes them.
+        ms.put_grant(&grant(t.clone(), bob, "INSERT")).await?;
+        let mut renamed = table("d", "t2");
+        renamed.name = "t2".into();
+        ms.alter_table("d", "t", &renamed).await?;
+        let t2 = GrantObject::Table {
+            database: "d".into(),
+            name: "t2".into(),
+        };
+        assert!(ms.grants_on(&t).await?.is_empty());
+        assert_eq!(ms.grants_on(&t2).await?.len(), 1);
+        assert_eq!(ms.grants_on(&t2).await?[0].object, t2);
+        ms.drop_table("d", "t2").await?;
+        assert!(ms.all_grants().await?.is_empty());
+        // Roles: names are lower case; dropping one drops its memberships and privileges.
+        ms.create_role(&Role {
+            name: "Readers".into(),
+            owner: "u".into(),
+            create_time: 0,
+        })
+        .await?;
+        assert!(ms
+            .create_role(&Role {
+                name: "readers".into(),
+                owner: "u".into(),
+                create_time: 0,
+            })
+            .await
+            .is_err());
+        ms.create_table(&table("d", "t")).await?;
+        let readers = GrantObject::Role {
+            name: "readers".into(),
+        };
+        ms.put_grant(&grant(readers.clone(), bob, "MEMBER")).await?;
+        ms.put_grant(&grant(
+            t.clone(),
+            (PrincipalType::Role, "readers"),
+            "SELECT",
+        ))
+        .await?;
+        assert_eq!(ms.grants_of(bob).await?.len(), 1);
+        ms.drop_role("readers").await?;
+        assert!(ms.all_grants().await?.is_empty());
+        assert!(ms.list_roles().await?.is_empty());
+        assert!(ms.drop_role("readers").await.is_err());
         Ok(())
     }
 }

@@ -3,6 +3,7 @@
 
 #![warn(missing_docs)]
 
+pub mod authz;
 pub mod catalog;
 pub mod ddl;
 pub mod error;

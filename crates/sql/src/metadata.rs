@@ -9,6 +9,7 @@ use arrow::array::{
 use arrow::datatypes::{DataType, Field, Schema};
 use datafusion::prelude::SessionContext;
 
+use crate::authz::Visibility;
 use crate::error::SqlError;
 use crate::pattern::jdbc_like;
 use crate::prepared::Prepared;
@@ -138,11 +139,12 @@ fn classic(t: apiary_metastore::TableType) -> &'static str {
 /// The matching tables of the wanted types (none or an empty list: all).
 async fn typed_tables(
     ctx: &SessionContext,
+    visibility: Option<&Visibility>,
     schema_pattern: Option<&str>,
     table_pattern: Option<&str>,
     types: Option<&[String]>,
 ) -> Result<Vec<apiary_metastore::Table>, SqlError> {
-    let mut tables = matching_tables(ctx, schema_pattern, table_pattern).await?;
+    let mut tables = matching_tables(ctx, visibility, schema_pattern, table_pattern).await?;
     if let Some(types) = types.filter(|t| !t.is_empty()) {
         tables.retain(|t| type_wanted(t.table_type, types));
     }
@@ -151,6 +153,7 @@ async fn typed_tables(
 
 async fn matching_tables(
     ctx: &SessionContext,
+    visibility: Option<&Visibility>,
     schema_pattern: Option<&str>,
     table_pattern: Option<&str>,
 ) -> Result<Vec<apiary_metastore::Table>, SqlError> {
@@ -179,7 +182,10 @@ async fn matching_tables(
                 .filter(|t| jdbc_like(table_pattern, &t.name)),
         );
     }
-    Ok(out)
+    match visibility {
+        Some(v) => v.filter(out).await,
+        None => Ok(out),
+    }
 }
 
 /// A table or view as a front end lists it.
@@ -215,12 +221,13 @@ pub async fn database_names(
 /// The tables of matching databases with their Arrow schemas, sorted by database and name.
 pub async fn table_infos(
     ctx: &SessionContext,
+    visibility: Option<&Visibility>,
     schema_pattern: Option<&str>,
     table_pattern: Option<&str>,
     types: Option<&[String]>,
 ) -> Result<Vec<TableInfo>, SqlError> {
     let mut out = Vec::new();
-    for t in typed_tables(ctx, schema_pattern, table_pattern, types).await? {
+    for t in typed_tables(ctx, visibility, schema_pattern, table_pattern, types).await? {
         let fields: Vec<Field> =
             t.sd.columns
                 .iter()
@@ -249,12 +256,13 @@ pub async fn table_infos(
 /// GetTables: tables of matching databases, sorted by type, database and name as JDBC requires.
 pub async fn tables(
     ctx: &SessionContext,
+    visibility: Option<&Visibility>,
     schema_pattern: Option<&str>,
     table_pattern: Option<&str>,
     types: Option<&[String]>,
 ) -> Result<Prepared, SqlError> {
     let mut rows = Vec::new();
-    for t in typed_tables(ctx, schema_pattern, table_pattern, types).await? {
+    for t in typed_tables(ctx, visibility, schema_pattern, table_pattern, types).await? {
         rows.push(vec![
             s(""),
             s(t.database.clone()),
@@ -381,12 +389,13 @@ fn type_name(t: &HiveType) -> String {
 /// GetColumns: columns of matching tables, in database, table and ordinal order.
 pub async fn columns(
     ctx: &SessionContext,
+    visibility: Option<&Visibility>,
     schema_pattern: Option<&str>,
     table_pattern: Option<&str>,
     column_pattern: Option<&str>,
 ) -> Result<Prepared, SqlError> {
     let mut rows = Vec::new();
-    for t in matching_tables(ctx, schema_pattern, table_pattern).await? {
+    for t in matching_tables(ctx, visibility, schema_pattern, table_pattern).await? {
         let (db, name) = (t.database.clone(), t.name.clone());
         {
             for (i, c) in t.sd.columns.iter().chain(&t.partition_keys).enumerate() {
@@ -646,6 +655,7 @@ pub fn cross_reference() -> Prepared {
 #[derive(Clone)]
 pub struct CatalogReader {
     ctx: SessionContext,
+    visibility: Option<Visibility>,
 }
 
 impl std::fmt::Debug for CatalogReader {
@@ -655,8 +665,8 @@ impl std::fmt::Debug for CatalogReader {
 }
 
 impl CatalogReader {
-    pub(crate) fn new(ctx: SessionContext) -> Self {
-        Self { ctx }
+    pub(crate) fn new(ctx: SessionContext, visibility: Option<Visibility>) -> Self {
+        Self { ctx, visibility }
     }
 
     /// GetSchemas' rows.
@@ -671,7 +681,14 @@ impl CatalogReader {
         table_pattern: Option<&str>,
         types: Option<&[String]>,
     ) -> Result<Prepared, SqlError> {
-        tables(&self.ctx, schema_pattern, table_pattern, types).await
+        tables(
+            &self.ctx,
+            self.visibility.as_ref(),
+            schema_pattern,
+            table_pattern,
+            types,
+        )
+        .await
     }
 
     /// GetColumns' rows.
@@ -681,7 +698,14 @@ impl CatalogReader {
         table_pattern: Option<&str>,
         column_pattern: Option<&str>,
     ) -> Result<Prepared, SqlError> {
-        columns(&self.ctx, schema_pattern, table_pattern, column_pattern).await
+        columns(
+            &self.ctx,
+            self.visibility.as_ref(),
+            schema_pattern,
+            table_pattern,
+            column_pattern,
+        )
+        .await
     }
 
     /// GetFunctions' rows.
@@ -701,6 +725,13 @@ impl CatalogReader {
         table_pattern: Option<&str>,
         types: Option<&[String]>,
     ) -> Result<Vec<TableInfo>, SqlError> {
-        table_infos(&self.ctx, schema_pattern, table_pattern, types).await
+        table_infos(
+            &self.ctx,
+            self.visibility.as_ref(),
+            schema_pattern,
+            table_pattern,
+            types,
+        )
+        .await
     }
 }

@@ -53,6 +53,8 @@ pub struct Policy {
     udf_blacklist: BTreeSet<String>,
     /// When set, the only functions (lower case) queries may call.
     udf_whitelist: Option<BTreeSet<String>>,
+    /// SQL-standard authorization, when on (`hive.security.authorization.enabled`).
+    authorization: Option<crate::authz::Authorization>,
 }
 
 /// The entries of a comma-separated list.
@@ -97,7 +99,22 @@ impl Policy {
             hidden,
             udf_blacklist: lower(udf_blacklist),
             udf_whitelist: (!whitelist.is_empty()).then_some(whitelist),
+            authorization: None,
         }
+    }
+
+    /// Turns SQL-standard authorization on, with the users of the admin role
+    /// (`hive.users.in.admin.role`, comma-separated).
+    pub fn with_authorization(mut self, admins: &str) -> Self {
+        self.authorization = Some(crate::authz::Authorization {
+            admins: entries(admins).collect(),
+        });
+        self
+    }
+
+    /// SQL-standard authorization, when on.
+    pub fn authorization(&self) -> Option<&crate::authz::Authorization> {
+        self.authorization.as_ref()
     }
 
     /// What statements may reach.

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use std::path::{Path, PathBuf};
 
-use apiary_metastore::{Database, Metastore};
+use apiary_metastore::{Database, Metastore, Table};
 use apiary_storage::handler::Registry;
 use datafusion::catalog::{CatalogProviderList, MemoryCatalogProviderList};
 use datafusion::execution::runtime_env::{RuntimeEnv, RuntimeEnvBuilder};
@@ -22,6 +22,7 @@ use datafusion::sql::sqlparser::tokenizer::Tokenizer;
 
 use tokio_util::sync::CancellationToken;
 
+use crate::authz::{Need, RoleSetting};
 use crate::catalog::HiveCatalog;
 use crate::error::{HiveError, SqlError};
 use crate::names::{CATALOG, DEFAULT_DATABASE};
@@ -282,6 +283,7 @@ impl Engine {
             policy: self.policy.clone(),
             notes: Default::default(),
             interrupt: CancellationToken::new(),
+            roles: RoleSetting::Default,
         };
         for (k, v) in opts.hiveconf {
             session.set_conf(&k, &v)?;
@@ -318,6 +320,8 @@ pub struct SqlSession {
     /// Cancelled when the operation running this (forked) session's task is cancelled or
     /// times out; never for a client's own session.
     interrupt: CancellationToken,
+    /// The roles in force (SET ROLE), under SQL-standard authorization.
+    roles: RoleSetting,
 }
 
 impl std::fmt::Debug for SqlSession {
@@ -377,6 +381,7 @@ impl SqlSession {
             policy: self.policy.clone(),
             notes: Default::default(),
             interrupt: CancellationToken::new(),
+            roles: self.roles.clone(),
         }
     }
 
@@ -419,7 +424,7 @@ impl SqlSession {
 
     /// What front ends may read of the catalog through this session.
     pub fn catalog_reader(&self) -> crate::metadata::CatalogReader {
-        crate::metadata::CatalogReader::new(self.ctx.clone())
+        crate::metadata::CatalogReader::new(self.ctx.clone(), self.visibility())
     }
 
     /// Refuses a key this session may not change (restricted by the server).
@@ -503,6 +508,24 @@ impl SqlSession {
             .map(|w| w.to_ascii_lowercase())
             .collect();
         let first = words.first().map(String::as_str).unwrap_or("");
+        if crate::ddl::is_authz(text) {
+            let stmt = crate::ddl::parse_authz(text)?;
+            let Some(auth) = self.policy.authorization() else {
+                return Err(SqlError::ddl(
+                    "Authorization is not enabled: GRANT, REVOKE and roles need hive.security.authorization.enabled=true in the server's configuration".to_string(),
+                ));
+            };
+            let db = self.database();
+            return crate::authz::run(
+                auth,
+                &self.metastore,
+                &self.user,
+                &db,
+                &mut self.roles,
+                stmt,
+            )
+            .await;
+        }
         match first {
             "set" => return self.set_statement(text[3..].trim()),
             "reset" => {
@@ -567,6 +590,13 @@ impl SqlSession {
         for (clause, path) in stmt.named_paths() {
             self.policy.check_path(clause, path)?;
         }
+        if let Some(auth) = self.policy.authorization() {
+            let (operation, needs) =
+                crate::authz::needs(self.metastore.as_ref(), &self.database(), &stmt).await?;
+            let subject = self.subject().await?;
+            auth.check(self.metastore.as_ref(), &subject, operation, &needs)
+                .await?;
+        }
         // (INSERT OVERWRITE DIRECTORY is refused here, once its path has been checked.)
         if stmt.is_read_only()
             || matches!(
@@ -609,6 +639,38 @@ impl SqlSession {
             })
         });
         Ok(Prepared::Task(task.with_output(output)))
+    }
+
+    /// Who this session's statements run as, under SQL-standard authorization.
+    async fn subject(&self) -> Result<crate::authz::Subject, SqlError> {
+        match self.policy.authorization() {
+            Some(auth) => {
+                auth.subject(self.metastore.as_ref(), &self.user, &self.roles)
+                    .await
+            }
+            None => Err(SqlError::ddl("authorization is not enabled".to_string())),
+        }
+    }
+
+    /// Under SQL-standard authorization, what this session may see of the catalog.
+    fn visibility(&self) -> Option<crate::authz::Visibility> {
+        self.policy
+            .authorization()
+            .map(|auth| crate::authz::Visibility {
+                auth: auth.clone(),
+                metastore: self.metastore.clone(),
+                user: self.user.clone(),
+                roles: self.roles.clone(),
+            })
+    }
+
+    /// Under SQL-standard authorization, the tables of `tables` this session may see (any
+    /// privilege); all of them otherwise.
+    pub async fn visible(&self, tables: Vec<Table>) -> Result<Vec<Table>, SqlError> {
+        match self.visibility() {
+            Some(v) => v.filter(tables).await,
+            None => Ok(tables),
+        }
     }
 
     /// The deepest nesting of expressions and queries a statement may have: a server
@@ -662,6 +724,45 @@ impl SqlSession {
             )));
         }
         self.policy.check_called(&statement)?;
+        if let Some(auth) = self.policy.authorization() {
+            let subject = self.subject().await?;
+            let relations = crate::authz::relations(&statement);
+            let mut needs: Vec<Need> =
+                crate::authz::tables_read(self.metastore.as_ref(), &self.database(), &relations)
+                    .await?
+                    .into_iter()
+                    .map(|table| Need::Privileges {
+                        table,
+                        privileges: vec!["SELECT"],
+                        grant: false,
+                    })
+                    .collect();
+            if relations
+                .iter()
+                .any(|r| r.len() > 1 && r[r.len() - 2] == "information_schema")
+            {
+                // DataFusion's catalog views list every table, whatever the grants.
+                needs.push(Need::Admin("information_schema".into()));
+            }
+            if !matches!(
+                statement,
+                datafusion::sql::sqlparser::ast::Statement::Query(_)
+                    | datafusion::sql::sqlparser::ast::Statement::Explain { .. }
+            ) {
+                // DataFusion's own DDL and DML (CREATE EXTERNAL TABLE, COPY, its SHOW and
+                // DROP forms) bypass Hive's statements: admins only.
+                needs.push(Need::Admin(
+                    statement
+                        .to_string()
+                        .split_whitespace()
+                        .take(2)
+                        .collect::<Vec<_>>()
+                        .join(" "),
+                ));
+            }
+            auth.check(self.metastore.as_ref(), &subject, "QUERY", &needs)
+                .await?;
+        }
         rewrite::to_datafusion(&mut statement);
         let explain = matches!(
             statement,
@@ -848,6 +949,10 @@ impl Scope for SqlSession {
     async fn plan_query(&mut self, text: &str) -> Result<LogicalPlan, SqlError> {
         SqlSession::plan_query(self, text).await
     }
+
+    async fn visible(&self, tables: Vec<Table>) -> Result<Vec<Table>, SqlError> {
+        SqlSession::visible(self, tables).await
+    }
 }
 
 /// The schema a query's rows will have: that of the analyzed plan, since type coercion (a
@@ -892,6 +997,21 @@ fn like_pattern(text: &str) -> Option<String> {
     let rest = &text[start + 1..];
     let end = rest.find(quote)?;
     Some(rest[..end].to_string())
+}
+
+/// One statement in Hive's dialect, parsed (a view's query, to name what it reads).
+pub(crate) fn parse_one(
+    text: &str,
+) -> Result<datafusion::sql::sqlparser::ast::Statement, SqlError> {
+    let mut statements = Parser::parse_sql(&HiveDialect {}, text).map_err(parse_error)?;
+    match statements.len() {
+        1 => Ok(statements.remove(0)),
+        _ => Err(SqlError::Parse {
+            line: 1,
+            column: 0,
+            detail: "expected one statement".into(),
+        }),
+    }
 }
 
 fn parse_error(e: ParserError) -> SqlError {

@@ -332,3 +332,81 @@ impl HiveStatement {
         paths
     }
 }
+
+/// Who a privilege or role is granted to, as written (`USER bob`, `ROLE analysts`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Principal {
+    /// A user (names keep their case).
+    User(String),
+    /// A role (lower case).
+    Role(String),
+}
+
+/// The statements of SQL-standard authorization.
+#[derive(Debug, Clone, PartialEq)]
+pub enum AuthzStatement {
+    /// CREATE ROLE.
+    CreateRole(String),
+    /// DROP ROLE.
+    DropRole(String),
+    /// SET ROLE name | ALL | NONE (lower case).
+    SetRole(String),
+    /// SHOW ROLES.
+    ShowRoles,
+    /// SHOW CURRENT ROLES.
+    ShowCurrentRoles,
+    /// SHOW ROLE GRANT USER|ROLE name.
+    ShowRoleGrant(Principal),
+    /// SHOW PRINCIPALS role.
+    ShowPrincipals(String),
+    /// GRANT role, .. TO principal, .. [WITH ADMIN OPTION].
+    GrantRole {
+        /// The roles.
+        roles: Vec<String>,
+        /// To whom.
+        to: Vec<Principal>,
+        /// WITH ADMIN OPTION.
+        admin_option: bool,
+    },
+    /// REVOKE [ADMIN OPTION FOR] role, .. FROM principal, ...
+    RevokeRole {
+        /// The roles.
+        roles: Vec<String>,
+        /// From whom.
+        from: Vec<Principal>,
+        /// ADMIN OPTION FOR: only the admin option goes.
+        admin_option_only: bool,
+    },
+    /// GRANT privilege, .. ON [TABLE] t TO principal, .. [WITH GRANT OPTION].
+    Grant {
+        /// SELECT, INSERT, UPDATE, DELETE (ALL expanded).
+        privileges: Vec<String>,
+        /// The table or view.
+        table: TableName,
+        /// To whom.
+        to: Vec<Principal>,
+        /// WITH GRANT OPTION.
+        grant_option: bool,
+    },
+    /// REVOKE [GRANT OPTION FOR] privilege, .. ON [TABLE] t FROM principal, ...
+    Revoke {
+        /// SELECT, INSERT, UPDATE, DELETE (ALL expanded).
+        privileges: Vec<String>,
+        /// The table or view.
+        table: TableName,
+        /// From whom.
+        from: Vec<Principal>,
+        /// GRANT OPTION FOR: only the grant option goes.
+        grant_option_only: bool,
+    },
+    /// SHOW GRANT [principal] [ON [TABLE] t | ON ALL].
+    ShowGrant {
+        /// Whose grants; everyone's when absent.
+        principal: Option<Principal>,
+        /// On which table; every object when absent.
+        table: Option<TableName>,
+    },
+}
+
+/// The privileges of SQL-standard authorization on tables and views.
+pub const PRIVILEGES: [&str; 4] = ["SELECT", "INSERT", "UPDATE", "DELETE"];

@@ -4,6 +4,7 @@
 
 mod alter;
 mod ast;
+mod authz;
 mod create;
 mod drop;
 mod lex;
@@ -14,6 +15,7 @@ use std::collections::BTreeMap;
 use crate::error::SqlError;
 
 pub use self::ast::*;
+pub use self::authz::{is_authz, parse_authz};
 use self::lex::*;
 use self::{alter::*, create::*, drop::*, show::*};
 

@@ -75,6 +75,8 @@ pub(crate) trait Scope: Send + Sync {
     async fn refresh_catalog(&self) -> Result<(), SqlError>;
     /// Plans a query (SELECT, VALUES, WITH ..), analyzed.
     async fn plan_query(&mut self, text: &str) -> Result<LogicalPlan, SqlError>;
+    /// The tables of `tables` the session's user may see (all, without authorization).
+    async fn visible(&self, tables: Vec<Table>) -> Result<Vec<Table>, SqlError>;
 }
 
 /// Hive's column width in DESCRIBE output.

@@ -91,7 +91,9 @@ impl dyn Scope {
             HiveStatement::ShowTables { views, db, pattern } => {
                 let db = db.unwrap_or_else(|| self.database().to_string());
                 self.require_database(&db).await?;
-                let tables = self.metastore().get_tables(&db).await?;
+                let tables = self
+                    .visible(self.metastore().get_tables(&db).await?)
+                    .await?;
                 let names = tables
                     .iter()
                     .filter(|t| !views || t.is_view())

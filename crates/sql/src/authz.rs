@@ -1,0 +1,1072 @@
+//! SQL-standard authorization (`hive.security.authorization.enabled`), as Hive's
+//! SQLStdHiveAuthorizer does it: the owner of a table or view holds every privilege on it
+//! (with the grant option); others hold what GRANT gave them or one of their current roles;
+//! the `public` role is everyone's, and the `admin` role (`hive.users.in.admin.role`, or
+//! granted) may do anything once a session has `SET ROLE ADMIN`. Roles and grants live in the
+//! metastore, so servers sharing it enforce the same grants.
+//!
+//! This module decides; the session asks it before a statement runs (what each statement
+//! needs is [`needs`]), and runs the authorization statements themselves ([`run`]).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+use apiary_metastore::{
+    Database, Grant, GrantObject, Metastore, MetastoreError, PrincipalType, Role, Table,
+};
+use datafusion::sql::sqlparser::ast::{Query, Statement as SqlStatement, Visit, Visitor};
+
+use crate::ddl::{AlterTable, AuthzStatement, HiveStatement, Principal, TableName, PRIVILEGES};
+use crate::error::SqlError;
+use crate::prepared::{rows, string_rows, Prepared};
+
+/// The role whose current members may do anything.
+pub const ADMIN: &str = "admin";
+/// The role every user is in.
+pub const PUBLIC: &str = "public";
+/// Names no role may take (besides `admin` and `public`, which always exist).
+const RESERVED: [&str; 3] = ["all", "none", "default"];
+
+/// The server's authorization settings: on when present.
+#[derive(Debug, Clone, Default)]
+pub struct Authorization {
+    /// Users in the admin role (`hive.users.in.admin.role`).
+    pub admins: BTreeSet<String>,
+}
+
+/// Which of their roles a session uses (SET ROLE).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum RoleSetting {
+    /// Every role granted, except admin (a session starts so; SET ROLE ALL).
+    #[default]
+    Default,
+    /// One role (SET ROLE r), or none (SET ROLE NONE).
+    Only(Option<String>),
+}
+
+/// Who a statement runs as: the user and the roles in force.
+#[derive(Debug, Clone)]
+pub struct Subject {
+    /// The session's user.
+    pub user: String,
+    /// Current roles, with what they were granted; `public` always.
+    pub roles: BTreeSet<String>,
+    /// Whether the admin role is current.
+    pub admin: bool,
+    /// The roles SHOW CURRENT ROLES lists.
+    pub shown: Vec<String>,
+}
+
+/// What a statement needs on one object.
+#[derive(Debug, Clone)]
+pub enum Need {
+    /// Privileges on a table or view (with the grant option when `grant` is set).
+    Privileges {
+        /// The table.
+        table: Table,
+        /// SELECT, INSERT, UPDATE, DELETE.
+        privileges: Vec<&'static str>,
+        /// Whether they must be held WITH GRANT OPTION.
+        grant: bool,
+    },
+    /// Ownership of a table or view.
+    TableOwner(Table),
+    /// Ownership of a database (the `default` database is `public`'s: everyone's).
+    DatabaseOwner(Database),
+    /// The admin role, for a command (`what` names it).
+    Admin(String),
+}
+
+fn meta(e: MetastoreError) -> SqlError {
+    SqlError::from(e)
+}
+
+fn table_object(db: &str, name: &str) -> GrantObject {
+    GrantObject::Table {
+        database: db.to_string(),
+        name: name.to_string(),
+    }
+}
+
+fn object_name(t: &Table) -> String {
+    format!("{}.{}", t.database, t.name)
+}
+
+impl Authorization {
+    /// Every role `user` holds: granted to them, to those roles in turn, `public`, and
+    /// `admin` for the configured admins.
+    pub async fn granted_roles(
+        &self,
+        ms: &dyn Metastore,
+        user: &str,
+    ) -> Result<BTreeSet<String>, SqlError> {
+        let mut out = BTreeSet::from([PUBLIC.to_string()]);
+        if self.admins.contains(user) {
+            out.insert(ADMIN.to_string());
+        }
+        let mut todo = vec![(PrincipalType::User, user.to_string())];
+        while let Some((kind, name)) = todo.pop() {
+            for g in ms.grants_of((kind, &name)).await.map_err(meta)? {
+                if let GrantObject::Role { name: role } = g.object {
+                    if out.insert(role.clone()) {
+                        todo.push((PrincipalType::Role, role));
+                    }
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// The roles `role` is in, itself included.
+    async fn role_closure(
+        &self,
+        ms: &dyn Metastore,
+        role: &str,
+    ) -> Result<BTreeSet<String>, SqlError> {
+        let mut out = BTreeSet::from([role.to_string()]);
+        let mut todo = vec![role.to_string()];
+        while let Some(name) = todo.pop() {
+            for g in ms
+                .grants_of((PrincipalType::Role, &name))
+                .await
+                .map_err(meta)?
+            {
+                if let GrantObject::Role { name: r } = g.object {
+                    if out.insert(r.clone()) {
+                        todo.push(r);
+                    }
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// Who a session with `setting` acts as.
+    pub async fn subject(
+        &self,
+        ms: &dyn Metastore,
+        user: &str,
+        setting: &RoleSetting,
+    ) -> Result<Subject, SqlError> {
+        let (mut roles, shown) = match setting {
+            RoleSetting::Default => {
+                let granted = self.granted_roles(ms, user).await?;
+                let roles: BTreeSet<String> = granted.into_iter().filter(|r| r != ADMIN).collect();
+                let shown = roles.iter().cloned().collect();
+                (roles, shown)
+            }
+            RoleSetting::Only(None) => (BTreeSet::new(), Vec::new()),
+            RoleSetting::Only(Some(role)) => {
+                (self.role_closure(ms, role).await?, vec![role.clone()])
+            }
+        };
+        roles.insert(PUBLIC.to_string());
+        Ok(Subject {
+            user: user.to_string(),
+            admin: roles.contains(ADMIN),
+            roles,
+            shown,
+        })
+    }
+
+    /// The privileges `s` holds on `table`, each with whether it carries the grant option.
+    pub async fn privileges(
+        &self,
+        ms: &dyn Metastore,
+        s: &Subject,
+        table: &Table,
+    ) -> Result<BTreeMap<String, bool>, SqlError> {
+        if s.admin || table.owner == s.user {
+            return Ok(PRIVILEGES.iter().map(|p| (p.to_string(), true)).collect());
+        }
+        let mut out = BTreeMap::new();
+        for g in ms
+            .grants_on(&table_object(&table.database, &table.name))
+            .await
+            .map_err(meta)?
+        {
+            if holds(s, &g) {
+                *out.entry(g.privilege.clone()).or_insert(false) |= g.grant_option;
+            }
+        }
+        Ok(out)
+    }
+
+    /// Whether `s` may see `table` in listings (SHOW TABLES, GetTables): any privilege on it.
+    pub async fn may_see(
+        &self,
+        ms: &dyn Metastore,
+        s: &Subject,
+        table: &Table,
+    ) -> Result<bool, SqlError> {
+        Ok(!self.privileges(ms, s, table).await?.is_empty())
+    }
+
+    /// Refuses, in Hive's words, a statement (`operation`, Hive's name for it) whose needs
+    /// `s` does not meet, listing every one missing.
+    pub async fn check(
+        &self,
+        ms: &dyn Metastore,
+        s: &Subject,
+        operation: &str,
+        needs: &[Need],
+    ) -> Result<(), SqlError> {
+        if s.admin {
+            return Ok(());
+        }
+        let mut missing = Vec::new();
+        for need in needs {
+            match need {
+                Need::Privileges {
+                    table,
+                    privileges,
+                    grant,
+                } => {
+                    let held = self.privileges(ms, s, table).await?;
+                    let lacking: Vec<String> = privileges
+                        .iter()
+                        .filter(|p| match held.get(**p) {
+                            Some(option) => *grant && !option,
+                            None => true,
+                        })
+                        .map(|p| {
+                            if *grant {
+                                format!("{p} with grant")
+                            } else {
+                                p.to_string()
+                            }
+                        })
+                        .collect();
+                    if !lacking.is_empty() {
+                        missing.push(format!(
+                            "[{}] on Object [type=TABLE_OR_VIEW, name={}]",
+                            lacking.join(", "),
+                            object_name(table)
+                        ));
+                    }
+                }
+                Need::TableOwner(table) => {
+                    if table.owner != s.user {
+                        missing.push(format!(
+                            "[OBJECT OWNERSHIP] on Object [type=TABLE_OR_VIEW, name={}]",
+                            object_name(table)
+                        ));
+                    }
+                }
+                Need::DatabaseOwner(db) => {
+                    let public = db.owner == PUBLIC || db.owner.is_empty();
+                    if !public && db.owner != s.user {
+                        missing.push(format!(
+                            "[OBJECT OWNERSHIP] on Object [type=DATABASE, name={}]",
+                            db.name
+                        ));
+                    }
+                }
+                Need::Admin(what) => missing.push(format!(
+                    "[ADMIN PRIVILEGE] on Object [type=COMMAND_PARAMS, name=[{what}]]"
+                )),
+            }
+        }
+        if missing.is_empty() {
+            return Ok(());
+        }
+        Err(SqlError::Denied(format!(
+            "Principal [name={}, type=USER] does not have following privileges for operation {operation} [{}]",
+            s.user,
+            missing.join(", ")
+        )))
+    }
+}
+
+fn holds(s: &Subject, g: &Grant) -> bool {
+    match g.principal_type {
+        PrincipalType::User => g.principal_name == s.user,
+        PrincipalType::Role => s.roles.contains(&g.principal_name),
+    }
+}
+
+/// The tables and views a query reads, as written (`db.t` or `t`), without the names its
+/// WITH clauses define.
+pub fn relations(statement: &SqlStatement) -> Vec<Vec<String>> {
+    struct Names {
+        relations: Vec<Vec<String>>,
+        ctes: BTreeSet<String>,
+    }
+    impl Visitor for Names {
+        type Break = ();
+        fn pre_visit_query(&mut self, query: &Query) -> std::ops::ControlFlow<()> {
+            if let Some(with) = &query.with {
+                for cte in &with.cte_tables {
+                    self.ctes.insert(cte.alias.name.value.to_lowercase());
+                }
+            }
+            std::ops::ControlFlow::Continue(())
+        }
+        fn pre_visit_relation(
+            &mut self,
+            name: &datafusion::sql::sqlparser::ast::ObjectName,
+        ) -> std::ops::ControlFlow<()> {
+            let parts: Vec<String> = name
+                .0
+                .iter()
+                .filter_map(|p| p.as_ident().map(|i| i.value.to_lowercase()))
+                .collect();
+            self.relations.push(parts);
+            std::ops::ControlFlow::Continue(())
+        }
+    }
+    let mut names = Names {
+        relations: Vec::new(),
+        ctes: BTreeSet::new(),
+    };
+    let _ = statement.visit(&mut names);
+    let Names { relations, ctes } = names;
+    relations
+        .into_iter()
+        .filter(|parts| !(parts.len() == 1 && ctes.contains(&parts[0])))
+        .collect()
+}
+
+/// The catalog tables among `relations` (others are CTEs, table functions, file paths), with
+/// unqualified names resolved in `current_db`.
+pub async fn tables_read(
+    ms: &dyn Metastore,
+    current_db: &str,
+    relations: &[Vec<String>],
+) -> Result<Vec<Table>, SqlError> {
+    let mut out: Vec<Table> = Vec::new();
+    for parts in relations {
+        let (db, name) = match parts.as_slice() {
+            [name] => (current_db.to_string(), name.clone()),
+            [db, name] => (db.clone(), name.clone()),
+            [_, db, name] => (db.clone(), name.clone()),
+            _ => continue,
+        };
+        if out.iter().any(|t| t.database == db && t.name == name) {
+            continue;
+        }
+        if let Some(t) = ms.get_table(&db, &name).await.map_err(meta)? {
+            out.push(t);
+        }
+    }
+    Ok(out)
+}
+
+async fn find_table(
+    ms: &dyn Metastore,
+    current_db: &str,
+    name: &TableName,
+) -> Result<Option<Table>, SqlError> {
+    let db = name.db.clone().unwrap_or_else(|| current_db.to_string());
+    ms.get_table(&db, &name.name).await.map_err(meta)
+}
+
+/// What a Hive statement needs, with Hive's name of its operation. Objects that do not exist
+/// need nothing here: the statement fails on them by itself. The queries inside statements
+/// (INSERT .. SELECT, CTAS) are checked when they are planned; a view's query here, since a
+/// view's reader is given what its creator could grant.
+pub async fn needs(
+    ms: &dyn Metastore,
+    current_db: &str,
+    stmt: &HiveStatement,
+) -> Result<(&'static str, Vec<Need>), SqlError> {
+    let owner = |t: Option<Table>| t.map(Need::TableOwner).into_iter().collect::<Vec<_>>();
+    let privileges = |t: Option<Table>, privileges: Vec<&'static str>, grant: bool| {
+        t.map(|table| Need::Privileges {
+            table,
+            privileges,
+            grant,
+        })
+        .into_iter()
+        .collect::<Vec<_>>()
+    };
+    let db_owner = |db: Option<Database>| db.map(Need::DatabaseOwner).into_iter().collect();
+    Ok(match stmt {
+        HiveStatement::CreateDatabase { .. } | HiveStatement::DescribeDatabase { .. } => {
+            ("CREATEDATABASE", Vec::new())
+        }
+        HiveStatement::DropDatabase { name, .. } => (
+            "DROPDATABASE",
+            db_owner(ms.get_database(name).await.map_err(meta)?),
+        ),
+        HiveStatement::AlterDatabase { name, owner, .. } => {
+            if owner.is_some() {
+                (
+                    "ALTERDATABASE_OWNER",
+                    vec![Need::Admin("ALTER DATABASE .. SET OWNER".into())],
+                )
+            } else {
+                (
+                    "ALTERDATABASE",
+                    db_owner(ms.get_database(name).await.map_err(meta)?),
+                )
+            }
+        }
+        HiveStatement::CreateTable(ct) => {
+            let db = ct
+                .name
+                .as_ref()
+                .and_then(|n| n.db.clone())
+                .unwrap_or_else(|| current_db.to_string());
+            let mut needs: Vec<Need> = db_owner(ms.get_database(&db).await.map_err(meta)?);
+            if let Some(like) = &ct.like {
+                needs.extend(privileges(
+                    find_table(ms, current_db, like).await?,
+                    vec!["SELECT"],
+                    false,
+                ));
+            }
+            let op = if ct.as_select.is_some() {
+                "CREATETABLE_AS_SELECT"
+            } else {
+                "CREATETABLE"
+            };
+            (op, needs)
+        }
+        HiveStatement::CreateView {
+            name,
+            or_replace,
+            query,
+            ..
+        } => {
+            let db = name.db.clone().unwrap_or_else(|| current_db.to_string());
+            let mut needs: Vec<Need> = db_owner(ms.get_database(&db).await.map_err(meta)?);
+            if *or_replace {
+                needs.extend(owner(find_table(ms, current_db, name).await?));
+            }
+            // The view's readers get what its creator could grant: SELECT WITH GRANT OPTION.
+            if let Ok(parsed) = crate::session::parse_one(query) {
+                for source in tables_read(ms, current_db, &relations(&parsed)).await? {
+                    needs.extend(privileges(Some(source), vec!["SELECT"], true));
+                }
+            }
+            ("CREATEVIEW", needs)
+        }
+        HiveStatement::DropTable { view, name, .. } => (
+            if *view { "DROPVIEW" } else { "DROPTABLE" },
+            owner(find_table(ms, current_db, name).await?),
+        ),
+        HiveStatement::Truncate { name, .. } => (
+            "TRUNCATETABLE",
+            owner(find_table(ms, current_db, name).await?),
+        ),
+        HiveStatement::AlterTable { name, action } => match action {
+            AlterTable::AddPartitions(..) => (
+                "ALTERTABLE_ADDPARTS",
+                privileges(
+                    find_table(ms, current_db, name).await?,
+                    vec!["INSERT"],
+                    false,
+                ),
+            ),
+            AlterTable::DropPartitions(..) => (
+                "ALTERTABLE_DROPPARTS",
+                privileges(
+                    find_table(ms, current_db, name).await?,
+                    vec!["DELETE"],
+                    false,
+                ),
+            ),
+            AlterTable::Rename(_) => (
+                "ALTERTABLE_RENAME",
+                owner(find_table(ms, current_db, name).await?),
+            ),
+            _ => ("ALTERTABLE", owner(find_table(ms, current_db, name).await?)),
+        },
+        HiveStatement::Describe { name, .. } => (
+            "DESCTABLE",
+            privileges(
+                find_table(ms, current_db, name).await?,
+                vec!["SELECT"],
+                false,
+            ),
+        ),
+        HiveStatement::ShowCreateTable(name) => (
+            "SHOW_CREATETABLE",
+            privileges(
+                find_table(ms, current_db, name).await?,
+                vec!["SELECT"],
+                true,
+            ),
+        ),
+        HiveStatement::ShowTblProperties(name, _) => (
+            "SHOW_TBLPROPERTIES",
+            privileges(
+                find_table(ms, current_db, name).await?,
+                vec!["SELECT"],
+                false,
+            ),
+        ),
+        HiveStatement::ShowColumns(name) => (
+            "SHOWCOLUMNS",
+            privileges(
+                find_table(ms, current_db, name).await?,
+                vec!["SELECT"],
+                false,
+            ),
+        ),
+        HiveStatement::ShowPartitions(name, _) => (
+            "SHOWPARTITIONS",
+            privileges(
+                find_table(ms, current_db, name).await?,
+                vec!["SELECT"],
+                false,
+            ),
+        ),
+        // Filtered to what the user may see.
+        HiveStatement::ShowTables { .. } => ("SHOWTABLES", Vec::new()),
+        HiveStatement::MsckRepair(name) => ("MSCK", owner(find_table(ms, current_db, name).await?)),
+        HiveStatement::LoadData {
+            overwrite, table, ..
+        } => (
+            "LOAD",
+            privileges(
+                find_table(ms, current_db, table).await?,
+                write_privileges(*overwrite),
+                false,
+            ),
+        ),
+        HiveStatement::Insert {
+            overwrite, table, ..
+        } => (
+            "QUERY",
+            privileges(
+                find_table(ms, current_db, table).await?,
+                write_privileges(*overwrite),
+                false,
+            ),
+        ),
+        HiveStatement::InsertDirectory { .. } => (
+            "QUERY",
+            vec![Need::Admin("INSERT OVERWRITE DIRECTORY".into())],
+        ),
+    })
+}
+
+fn write_privileges(overwrite: bool) -> Vec<&'static str> {
+    if overwrite {
+        vec!["INSERT", "DELETE"]
+    } else {
+        vec!["INSERT"]
+    }
+}
+
+/// Hive's refusal of a command only a current admin may run.
+fn not_admin(user: &str, action: &str) -> SqlError {
+    SqlError::Denied(format!(
+        "Current user : {user} is not allowed to {action}. User has to belong to ADMIN role and have it as current role, for this action."
+    ))
+}
+
+/// Hive's error of a DDL task (return code 1) for authorization statements.
+fn ddl_error(message: String) -> SqlError {
+    SqlError::ddl(message)
+}
+
+fn now() -> i64 {
+    chrono::Utc::now().timestamp()
+}
+
+fn principal_parts(p: &Principal) -> (PrincipalType, &str) {
+    match p {
+        Principal::User(u) => (PrincipalType::User, u.as_str()),
+        Principal::Role(r) => (PrincipalType::Role, r.as_str()),
+    }
+}
+
+/// Runs an authorization statement for the session of `user`, whose role setting it may
+/// change (SET ROLE).
+pub async fn run(
+    auth: &Authorization,
+    ms: &Arc<dyn Metastore>,
+    user: &str,
+    current_db: &str,
+    setting: &mut RoleSetting,
+    stmt: AuthzStatement,
+) -> Result<Prepared, SqlError> {
+    let ms_ref: &dyn Metastore = ms.as_ref();
+    let s = auth.subject(ms_ref, user, setting).await?;
+    match stmt {
+        AuthzStatement::CreateRole(name) => {
+            if !s.admin {
+                return Err(not_admin(user, "add roles"));
+            }
+            if RESERVED.contains(&name.as_str()) || name == ADMIN || name == PUBLIC {
+                return Err(ddl_error(format!(
+                    "Error create role: Role name cannot be one of the reserved roles: [ALL, DEFAULT, NONE] and cannot be {ADMIN} or {PUBLIC}: {name}"
+                )));
+            }
+            ms.create_role(&Role {
+                name: name.clone(),
+                owner: user.to_string(),
+                create_time: now(),
+            })
+            .await
+            .map_err(|e| match e {
+                MetastoreError::AlreadyExists(_) => {
+                    ddl_error(format!("Error create role: Role {name} already exists."))
+                }
+                other => meta(other),
+            })?;
+            Ok(Prepared::Done)
+        }
+        AuthzStatement::DropRole(name) => {
+            if !s.admin {
+                return Err(not_admin(user, "drop role"));
+            }
+            if name == ADMIN || name == PUBLIC {
+                return Err(ddl_error(format!(
+                    "Error dropping role: {name} role can't be dropped."
+                )));
+            }
+            ms.drop_role(&name).await.map_err(|e| match e {
+                MetastoreError::NoSuchObject(_) => {
+                    ddl_error(format!("Error dropping role: Role {name} does not exist"))
+                }
+                other => meta(other),
+            })?;
+            Ok(Prepared::Done)
+        }
+        AuthzStatement::SetRole(name) => {
+            *setting = match name.as_str() {
+                "all" | "default" => RoleSetting::Default,
+                "none" => RoleSetting::Only(None),
+                _ => {
+                    if !auth.granted_roles(ms_ref, user).await?.contains(&name) {
+                        return Err(ddl_error(format!("{user} doesn't belong to role {name}")));
+                    }
+                    RoleSetting::Only(Some(name))
+                }
+            };
+            Ok(Prepared::Done)
+        }
+        AuthzStatement::ShowCurrentRoles => Ok(string_rows("role", s.shown)),
+        AuthzStatement::ShowRoles => {
+            if !s.admin {
+                return Err(not_admin(user, "list roles"));
+            }
+            let mut names: Vec<String> = ms
+                .list_roles()
+                .await
+                .map_err(meta)?
+                .into_iter()
+                .map(|r| r.name)
+                .collect();
+            names.extend([ADMIN.to_string(), PUBLIC.to_string()]);
+            names.sort();
+            Ok(string_rows("role", names))
+        }
+        AuthzStatement::ShowRoleGrant(who) => {
+            let (kind, name) = principal_parts(&who);
+            let own = kind == PrincipalType::User && name == user;
+            if !own && !s.admin {
+                return Err(not_admin(user, "list roles of another principal"));
+            }
+            let mut out = Vec::new();
+            for g in ms.grants_of((kind, name)).await.map_err(meta)? {
+                if let GrantObject::Role { name: role } = &g.object {
+                    out.push(vec![
+                        Some(role.clone()),
+                        Some(g.grant_option.to_string()),
+                        Some((g.grant_time * 1000).to_string()),
+                        Some(g.grantor.clone()),
+                    ]);
+                }
+            }
+            if kind == PrincipalType::User && auth.admins.contains(name) {
+                out.push(vec![
+                    Some(ADMIN.into()),
+                    Some("true".into()),
+                    Some("0".into()),
+                    Some("admin".into()),
+                ]);
+            }
+            out.push(vec![
+                Some(PUBLIC.into()),
+                Some("false".into()),
+                Some("0".into()),
+                Some("".into()),
+            ]);
+            out.sort();
+            Ok(rows(
+                &["role", "grant_option", "grant_time", "grantor"],
+                out,
+            ))
+        }
+        AuthzStatement::ShowPrincipals(role) => {
+            if !s.admin {
+                return Err(not_admin(user, "list principals of a role"));
+            }
+            let grants = ms
+                .grants_on(&GrantObject::Role { name: role })
+                .await
+                .map_err(meta)?;
+            Ok(rows(
+                &[
+                    "principal_name",
+                    "principal_type",
+                    "grant_option",
+                    "grantor",
+                    "grantor_type",
+                    "grant_time",
+                ],
+                grants
+                    .into_iter()
+                    .map(|g| {
+                        vec![
+                            Some(g.principal_name),
+                            Some(g.principal_type.as_str().into()),
+                            Some(g.grant_option.to_string()),
+                            Some(g.grantor),
+                            Some(g.grantor_type.as_str().into()),
+                            Some((g.grant_time * 1000).to_string()),
+                        ]
+                    })
+                    .collect(),
+            ))
+        }
+        AuthzStatement::GrantRole {
+            roles,
+            to,
+            admin_option,
+        } => {
+            for role in &roles {
+                role_admin(ms_ref, &s, role, "grant").await?;
+                for p in &to {
+                    let (kind, name) = principal_parts(p);
+                    ms.put_grant(&Grant {
+                        object: GrantObject::Role { name: role.clone() },
+                        principal_name: name.to_string(),
+                        principal_type: kind,
+                        privilege: "MEMBER".into(),
+                        grant_option: admin_option,
+                        grantor: user.to_string(),
+                        grantor_type: PrincipalType::User,
+                        grant_time: now(),
+                    })
+                    .await
+                    .map_err(|e| match e {
+                        MetastoreError::NoSuchObject(what) => ddl_error(format!(
+                            "Error granting roles for {name} to role {role}: {what} does not exist"
+                        )),
+                        other => meta(other),
+                    })?;
+                }
+            }
+            Ok(Prepared::Done)
+        }
+        AuthzStatement::RevokeRole {
+            roles,
+            from,
+            admin_option_only,
+        } => {
+            for role in &roles {
+                role_admin(ms_ref, &s, role, "revoke").await?;
+                for p in &from {
+                    let (kind, name) = principal_parts(p);
+                    let object = GrantObject::Role { name: role.clone() };
+                    if !ms
+                        .revoke_grant(&object, (kind, name), "MEMBER", admin_option_only)
+                        .await
+                        .map_err(meta)?
+                    {
+                        return Err(ddl_error(format!(
+                            "Error revoking roles for {name} from role {role}: {} {name} does not have role {role}",
+                            kind.as_str()
+                        )));
+                    }
+                }
+            }
+            Ok(Prepared::Done)
+        }
+        AuthzStatement::Grant {
+            privileges,
+            table: name,
+            to,
+            grant_option,
+        } => {
+            let Some(target) = find_table(ms_ref, current_db, &name).await? else {
+                return Err(SqlError::TableNotFound(qualified(current_db, &name)));
+            };
+            let privs: Vec<&'static str> = static_privileges(&privileges);
+            auth.check(
+                ms_ref,
+                &s,
+                "GRANT_PRIVILEGE",
+                &[Need::Privileges {
+                    table: target.clone(),
+                    privileges: privs,
+                    grant: true,
+                }],
+            )
+            .await?;
+            for p in &to {
+                let (kind, holder) = principal_parts(p);
+                for privilege in &privileges {
+                    ms.put_grant(&Grant {
+                        object: table_object(&target.database, &target.name),
+                        principal_name: holder.to_string(),
+                        principal_type: kind,
+                        privilege: privilege.clone(),
+                        grant_option,
+                        grantor: user.to_string(),
+                        grantor_type: PrincipalType::User,
+                        grant_time: now(),
+                    })
+                    .await
+                    .map_err(|e| match e {
+                        MetastoreError::NoSuchObject(what) => {
+                            ddl_error(format!("Error granting privileges: {what} does not exist"))
+                        }
+                        other => meta(other),
+                    })?;
+                }
+            }
+            Ok(Prepared::Done)
+        }
+        AuthzStatement::Revoke {
+            privileges,
+            table: name,
+            from,
+            grant_option_only,
+        } => {
+            let Some(target) = find_table(ms_ref, current_db, &name).await? else {
+                return Err(SqlError::TableNotFound(qualified(current_db, &name)));
+            };
+            auth.check(
+                ms_ref,
+                &s,
+                "REVOKE_PRIVILEGE",
+                &[Need::Privileges {
+                    table: target.clone(),
+                    privileges: static_privileges(&privileges),
+                    grant: true,
+                }],
+            )
+            .await?;
+            let object = table_object(&target.database, &target.name);
+            for p in &from {
+                let (kind, holder) = principal_parts(p);
+                for privilege in &privileges {
+                    if !ms
+                        .revoke_grant(&object, (kind, holder), privilege, grant_option_only)
+                        .await
+                        .map_err(meta)?
+                    {
+                        return Err(ddl_error(format!(
+                            "Error revoking privileges: Cannot find privilege Privilege [name={privilege}, columns=null] for Principal [name={holder}, type={}] on Object [type=TABLE_OR_VIEW, name={}]",
+                            kind.as_str(),
+                            object_name(&target)
+                        )));
+                    }
+                }
+            }
+            Ok(Prepared::Done)
+        }
+        AuthzStatement::ShowGrant {
+            principal,
+            table: on,
+        } => show_grant(ms_ref, &s, current_db, principal, on).await,
+    }
+}
+
+fn qualified(current_db: &str, name: &TableName) -> String {
+    format!("{}.{}", name.db.as_deref().unwrap_or(current_db), name.name)
+}
+
+fn static_privileges(names: &[String]) -> Vec<&'static str> {
+    PRIVILEGES
+        .iter()
+        .copied()
+        .filter(|p| names.iter().any(|n| n == p))
+        .collect()
+}
+
+/// Refuses GRANT/REVOKE of `role` by one who is neither a current admin nor holds it WITH
+/// ADMIN OPTION.
+async fn role_admin(
+    ms: &dyn Metastore,
+    s: &Subject,
+    role: &str,
+    verb: &str,
+) -> Result<(), SqlError> {
+    if s.admin {
+        return Ok(());
+    }
+    let with_admin = ms
+        .grants_on(&GrantObject::Role {
+            name: role.to_string(),
+        })
+        .await
+        .map_err(meta)?
+        .iter()
+        .any(|g| g.grant_option && holds(s, g));
+    if with_admin {
+        Ok(())
+    } else {
+        Err(SqlError::Denied(format!(
+            "Current user : {} is not allowed to {verb} role. User has to belong to ADMIN role and have it as current role, for this action. Otherwise, grantor need to have ADMIN OPTION on role being granted and have it as a current role for this action.",
+            s.user
+        )))
+    }
+}
+
+/// SHOW GRANT: Hive's ten columns; owners' implied privileges are shown as grants by the
+/// owner to themselves. A non-admin sees the grants held by them or their current roles, and
+/// those on their own tables.
+async fn show_grant(
+    ms: &dyn Metastore,
+    s: &Subject,
+    current_db: &str,
+    principal: Option<Principal>,
+    on: Option<TableName>,
+) -> Result<Prepared, SqlError> {
+    let mut grants: Vec<Grant> = match &on {
+        Some(name) => {
+            let Some(t) = find_table(ms, current_db, name).await? else {
+                return Err(SqlError::TableNotFound(qualified(current_db, name)));
+            };
+            let mut g = ms
+                .grants_on(&table_object(&t.database, &t.name))
+                .await
+                .map_err(meta)?;
+            g.extend(owner_grants(&t));
+            g
+        }
+        None => {
+            let mut g = ms.all_grants().await.map_err(meta)?;
+            g.retain(|g| matches!(g.object, GrantObject::Table { .. }));
+            g
+        }
+    };
+    if let Some(p) = &principal {
+        let (kind, name) = principal_parts(p);
+        grants.retain(|g| g.principal_type == kind && g.principal_name == name);
+        if on.is_none() && kind == PrincipalType::User {
+            // ON ALL for a user: the tables they own, too.
+            for db in ms.list_databases().await.map_err(meta)? {
+                for t in ms.get_tables(&db).await.map_err(meta)? {
+                    if t.owner == name {
+                        grants.extend(owner_grants(&t));
+                    }
+                }
+            }
+        }
+    }
+    if !s.admin {
+        // Grants held by the user or their roles, and every grant on the user's own tables
+        // (which they may grant and revoke).
+        let mut owned: BTreeMap<GrantObject, bool> = BTreeMap::new();
+        let mut kept = Vec::with_capacity(grants.len());
+        for g in grants {
+            let own = match (&g.object, owned.get(&g.object)) {
+                (_, Some(own)) => *own,
+                (GrantObject::Table { database, name }, None) => {
+                    let own = ms
+                        .get_table(database, name)
+                        .await
+                        .map_err(meta)?
+                        .is_some_and(|t| t.owner == s.user);
+                    owned.insert(g.object.clone(), own);
+                    own
+                }
+                (GrantObject::Role { .. }, None) => false,
+            };
+            if own || holds(s, &g) {
+                kept.push(g);
+            }
+        }
+        grants = kept;
+    }
+    grants.sort_by(|a, b| {
+        (&a.object, &a.principal_name, &a.privilege).cmp(&(
+            &b.object,
+            &b.principal_name,
+            &b.privilege,
+        ))
+    });
+    grants.dedup_by(|a, b| {
+        a.object == b.object
+            && a.principal_name == b.principal_name
+            && a.principal_type == b.principal_type
+            && a.privilege == b.privilege
+    });
+    Ok(rows(
+        &[
+            "database",
+            "table",
+            "partition",
+            "column",
+            "principal_name",
+            "principal_type",
+            "privilege",
+            "grant_option",
+            "grant_time",
+            "grantor",
+        ],
+        grants
+            .into_iter()
+            .filter_map(|g| match g.object {
+                GrantObject::Table { database, name } => Some(vec![
+                    Some(database),
+                    Some(name),
+                    Some(String::new()),
+                    Some(String::new()),
+                    Some(g.principal_name),
+                    Some(g.principal_type.as_str().into()),
+                    Some(g.privilege),
+                    Some(g.grant_option.to_string()),
+                    Some((g.grant_time * 1000).to_string()),
+                    Some(g.grantor),
+                ]),
+                GrantObject::Role { .. } => None,
+            })
+            .collect(),
+    ))
+}
+
+/// The privileges an owner holds on their table, as grants.
+fn owner_grants(t: &Table) -> Vec<Grant> {
+    PRIVILEGES
+        .iter()
+        .map(|p| Grant {
+            object: table_object(&t.database, &t.name),
+            principal_name: t.owner.clone(),
+            principal_type: PrincipalType::User,
+            privilege: p.to_string(),
+            grant_option: true,
+            grantor: t.owner.clone(),
+            grantor_type: PrincipalType::User,
+            grant_time: t.create_time,
+        })
+        .collect()
+}
+
+/// What a session may see of the catalog (SHOW TABLES, GetTables, GetColumns): a table or
+/// view on which its user or current roles hold any privilege.
+#[derive(Debug, Clone)]
+pub struct Visibility {
+    /// The server's settings.
+    pub auth: Authorization,
+    /// The catalog.
+    pub metastore: Arc<dyn Metastore>,
+    /// The session's user.
+    pub user: String,
+    /// The session's roles.
+    pub roles: RoleSetting,
+}
+
+impl Visibility {
+    /// The tables of `tables` the session may see.
+    pub async fn filter(&self, tables: Vec<Table>) -> Result<Vec<Table>, SqlError> {
+        let ms = self.metastore.as_ref();
+        let subject = self.auth.subject(ms, &self.user, &self.roles).await?;
+        let mut out = Vec::with_capacity(tables.len());
+        for t in tables {
+            if self.auth.may_see(ms, &subject, &t).await? {
+                out.push(t);
+            }
+        }
+        Ok(out)
+    }
+}

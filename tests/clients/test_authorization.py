@@ -1,0 +1,253 @@
+"""SQL-standard authorization (hive.security.authorization.enabled=true) through real clients:
+owners, GRANT / REVOKE to users and roles, role membership and SET ROLE, the admin role, Hive's
+denial text (PyHive, beeline's JDBC driver), SHOW TABLES / GetTables / Flight SQL listings
+filtered to what a user may use, and the same grants enforced by a second server sharing the
+PostgreSQL metastore."""
+
+import os
+import shutil
+import subprocess
+
+import pytest
+from impala import dbapi as impyla
+from pyhive import hive
+
+import flight
+from conftest import Server
+from test_jdbc_beeline import SPARK_HOME
+
+AUTHZ = ["--hiveconf", "hive.security.authorization.enabled=true",
+         "--hiveconf", "hive.users.in.admin.role=root"]
+
+
+def denial(user, operation, *objects):
+    """Hive's words for a statement lacking privileges: `objects` are (privileges, type, name)."""
+    listed = ", ".join(f"[{p}] on Object [type={t}, name={n}]" for p, t, n in objects)
+    return (f"Permission denied: Principal [name={user}, type=USER] does not have following "
+            f"privileges for operation {operation} [{listed}]")
+
+
+def as_user(srv, user):
+    return hive.connect(host="127.0.0.1", port=srv.binary_port, username=user, auth="NONE").cursor()
+
+
+def rows(cur, sql):
+    cur.execute(sql)
+    return cur.fetchall()
+
+
+def refused(cur, sql):
+    with pytest.raises(Exception) as e:
+        cur.execute(sql)
+        cur.fetchall()
+    return str(e.value)
+
+
+@pytest.fixture(scope="module")
+def srv():
+    s = Server(*AUTHZ)
+    yield s
+    assert s.alive(), s.server_log()[-3000:]
+    s.stop()
+    shutil.rmtree(s.data, ignore_errors=True)
+
+
+def test_owner_grant_revoke_and_denials(srv):
+    alice, bob = as_user(srv, "alice"), as_user(srv, "bob")
+    alice.execute("CREATE TABLE sales (id INT, amount DOUBLE)")
+    alice.execute("INSERT INTO sales VALUES (1, 9.5), (2, 3.0)")
+    assert rows(alice, "SELECT count(*) FROM sales") == [(2,)]
+    select = ("SELECT", "TABLE_OR_VIEW", "default.sales")
+    text = refused(bob, "SELECT * FROM sales")
+    assert denial("bob", "QUERY", select) in text, text
+    assert "HiveAccessControlException" in text
+    # Inside a subquery and a CTE too; a CTE's own name is not a table.
+    assert denial("bob", "QUERY", select) in refused(
+        bob, "WITH s AS (SELECT * FROM default.sales) SELECT count(*) FROM s")
+    assert rows(bob, "WITH sales AS (SELECT 1 AS x) SELECT x FROM sales") == [(1,)]
+    assert denial("bob", "DESCTABLE", select) in refused(bob, "DESCRIBE sales")
+
+    alice.execute("GRANT SELECT ON TABLE sales TO USER bob")
+    assert rows(bob, "SELECT id FROM sales ORDER BY id") == [(1,), (2,)]
+    assert denial("bob", "QUERY", ("INSERT", "TABLE_OR_VIEW", "default.sales")) in refused(
+        bob, "INSERT INTO sales VALUES (3, 1.0)")
+    assert denial("bob", "QUERY", ("INSERT, DELETE", "TABLE_OR_VIEW", "default.sales")) in refused(
+        bob, "INSERT OVERWRITE TABLE sales SELECT * FROM sales")
+    owner = ("OBJECT OWNERSHIP", "TABLE_OR_VIEW", "default.sales")
+    assert denial("bob", "DROPTABLE", owner) in refused(bob, "DROP TABLE sales")
+    assert denial("bob", "TRUNCATETABLE", owner) in refused(bob, "TRUNCATE TABLE sales")
+    assert denial("bob", "ALTERTABLE_RENAME", owner) in refused(bob, "ALTER TABLE sales RENAME TO s2")
+    # bob cannot pass on what he holds without the grant option.
+    assert denial("bob", "GRANT_PRIVILEGE", ("SELECT with grant", "TABLE_OR_VIEW", "default.sales")) in refused(
+        bob, "GRANT SELECT ON sales TO USER carol")
+    # Nothing changed: the table and its rows are there.
+    assert rows(alice, "SELECT count(*) FROM sales") == [(2,)]
+
+    alice.execute("REVOKE SELECT ON TABLE sales FROM USER bob")
+    assert denial("bob", "QUERY", select) in refused(bob, "SELECT * FROM sales")
+    text = refused(alice, "REVOKE SELECT ON sales FROM USER bob")
+    assert "Cannot find privilege" in text, text
+
+    # With the grant option bob may grant to others, and INSERT lets him write.
+    alice.execute("GRANT SELECT, INSERT ON sales TO USER bob WITH GRANT OPTION")
+    bob.execute("INSERT INTO sales VALUES (3, 1.0)")
+    bob.execute("GRANT SELECT ON sales TO USER carol")
+    assert rows(as_user(srv, "carol"), "SELECT count(*) FROM sales") == [(3,)]
+
+
+def test_show_grant_and_listings(srv):
+    alice, dave = as_user(srv, "alice"), as_user(srv, "dave")
+    alice.execute("CREATE TABLE listed (a INT)")
+    alice.execute("CREATE TABLE unlisted (a INT)")
+    alice.execute("GRANT SELECT ON listed TO USER dave")
+    assert ("listed",) in rows(dave, "SHOW TABLES")
+    assert ("unlisted",) not in rows(dave, "SHOW TABLES")
+    assert {("listed",), ("unlisted",)} <= set(rows(alice, "SHOW TABLES"))
+    # SHOW GRANT: Hive's ten columns; the owner's privileges and dave's grant.
+    alice.execute("SHOW GRANT ON TABLE listed")
+    names = [d[0] for d in alice.description]
+    assert names == ["database", "table", "partition", "column", "principal_name", "principal_type",
+                     "privilege", "grant_option", "grant_time", "grantor"], names
+    grants = {(r[4], r[5], r[6], r[7], r[9]) for r in alice.fetchall()}
+    assert ("dave", "USER", "SELECT", "false", "alice") in grants
+    assert ("alice", "USER", "DELETE", "true", "alice") in grants
+    assert {(r[4], r[6]) for r in rows(dave, "SHOW GRANT USER dave ON ALL")} >= {("dave", "SELECT")}
+    # GetTables (impyla) and Flight SQL's catalog list only what dave may use.
+    conn = impyla.connect(host="127.0.0.1", port=srv.binary_port, auth_mechanism="PLAIN",
+                          user="dave", password="x")
+    cur = conn.cursor(user="dave")  # impyla names the OS user in OpenSession otherwise
+    cur.get_tables(database_name="default")
+    tables = {r[2] for r in cur.fetchall()}
+    assert "listed" in tables and "unlisted" not in tables, tables
+    conn.close()
+    fl = flight.adbc_connect(srv, user="dave", password="x")
+    objects = fl.adbc_get_objects(depth="tables", db_schema_filter="default").read_all().to_pylist()
+    listed = {t["table_name"] for c in objects for s in c["catalog_db_schemas"]
+              for t in (s["db_schema_tables"] or [])}
+    fl.close()
+    assert "listed" in listed and "unlisted" not in listed, listed
+    # DataFusion's information_schema would list every table: admins only.
+    assert "ADMIN PRIVILEGE" in refused(dave, "SELECT table_name FROM information_schema.tables")
+
+
+def test_roles_and_the_admin_role(srv):
+    root, alice, carol = as_user(srv, "root"), as_user(srv, "alice"), as_user(srv, "carol")
+    text = refused(carol, "CREATE ROLE analysts")
+    assert "Current user : carol is not allowed to add roles. User has to belong to ADMIN role" in text
+    # root is an admin, but only after SET ROLE ADMIN.
+    assert rows(root, "SHOW CURRENT ROLES") == [("public",)]
+    assert "not allowed to add roles" in refused(root, "CREATE ROLE analysts")
+    assert "doesn't belong to role admin" in refused(carol, "SET ROLE ADMIN")
+    root.execute("SET ROLE ADMIN")
+    assert rows(root, "SHOW CURRENT ROLES") == [("admin",)]
+    root.execute("CREATE ROLE analysts")
+    assert "already exists" in refused(root, "CREATE ROLE analysts")
+    root.execute("GRANT analysts TO USER carol")
+    assert ("analysts",) in rows(root, "SHOW ROLES")
+    assert [r[0] for r in rows(root, "SHOW PRINCIPALS analysts")] == ["carol"]
+
+    alice.execute("CREATE TABLE metrics (v INT)")
+    alice.execute("INSERT INTO metrics VALUES (7)")
+    select = ("SELECT", "TABLE_OR_VIEW", "default.metrics")
+    assert denial("carol", "QUERY", select) in refused(carol, "SELECT * FROM metrics")
+    alice.execute("GRANT SELECT ON metrics TO ROLE analysts")
+    assert rows(carol, "SELECT v FROM metrics") == [(7,)]
+    assert set(rows(carol, "SHOW CURRENT ROLES")) == {("analysts",), ("public",)}
+    assert ("analysts", "false") in [(r[0], r[1]) for r in rows(carol, "SHOW ROLE GRANT USER carol")]
+    carol.execute("SET ROLE NONE")
+    assert denial("carol", "QUERY", select) in refused(carol, "SELECT * FROM metrics")
+    carol.execute("SET ROLE analysts")
+    assert rows(carol, "SELECT v FROM metrics") == [(7,)]
+    carol.execute("SET ROLE ALL")
+    # An admin may do anything; revoking the membership takes the privilege away.
+    assert rows(root, "SELECT v FROM metrics") == [(7,)]
+    root.execute("REVOKE analysts FROM USER carol")
+    assert denial("carol", "QUERY", select) in refused(carol, "SELECT * FROM metrics")
+    # Dropping a role drops its grants.
+    root.execute("GRANT analysts TO USER carol")
+    root.execute("DROP ROLE analysts")
+    assert denial("carol", "QUERY", select) in refused(carol, "SELECT * FROM metrics")
+    assert "does not exist" in refused(root, "DROP ROLE analysts")
+
+
+def test_views_databases_and_renames(srv):
+    alice, erin = as_user(srv, "alice"), as_user(srv, "erin")
+    alice.execute("CREATE TABLE base (k INT, secret STRING)")
+    alice.execute("INSERT INTO base VALUES (1, 'x')")
+    alice.execute("CREATE VIEW keys_only AS SELECT k FROM base")
+    alice.execute("GRANT SELECT ON keys_only TO USER erin")
+    # The view's grant is enough to read through it, not to read its table.
+    assert rows(erin, "SELECT k FROM keys_only") == [(1,)]
+    assert "default.base" in refused(erin, "SELECT * FROM base")
+    # A view over a table erin cannot grant from is refused.
+    text = refused(erin, "CREATE VIEW mine AS SELECT * FROM keys_only")
+    assert denial("erin", "CREATEVIEW", ("SELECT with grant", "TABLE_OR_VIEW", "default.keys_only")) in text
+    # A database belongs to its creator; others cannot create tables in it or drop it.
+    alice.execute("CREATE DATABASE alice_db")
+    db_owner = ("OBJECT OWNERSHIP", "DATABASE", "alice_db")
+    assert denial("erin", "CREATETABLE", db_owner) in refused(erin, "CREATE TABLE alice_db.t (a INT)")
+    assert denial("erin", "DROPDATABASE", db_owner) in refused(erin, "DROP DATABASE alice_db")
+    # Privileges follow a renamed table.
+    alice.execute("CREATE TABLE old_name (a INT)")
+    alice.execute("GRANT SELECT ON old_name TO USER erin")
+    alice.execute("ALTER TABLE old_name RENAME TO new_name")
+    assert rows(erin, "SELECT count(*) FROM new_name") == [(0,)]
+    # Dropping a table drops its grants: a new table of that name starts with none.
+    alice.execute("DROP TABLE new_name")
+    alice.execute("CREATE TABLE new_name (a INT)")
+    assert "default.new_name" in refused(erin, "SELECT * FROM new_name")
+
+
+def test_beeline_shows_hives_denial(srv):
+    as_user(srv, "alice").execute("CREATE TABLE for_jdbc (a INT)")
+    env = dict(os.environ, SPARK_HOME=SPARK_HOME)
+    r = subprocess.run(
+        [os.path.join(SPARK_HOME, "bin", "beeline"), "-u",
+         f"jdbc:hive2://127.0.0.1:{srv.binary_port}/default", "-n", "bob", "-e",
+         "SELECT * FROM for_jdbc"],
+        capture_output=True, text=True, timeout=180, env=env, stdin=subprocess.DEVNULL)
+    out = r.stdout + r.stderr
+    assert r.returncode != 0
+    assert ("Error: Error while compiling statement: FAILED: HiveAccessControlException "
+            + denial("bob", "QUERY", ("SELECT", "TABLE_OR_VIEW", "default.for_jdbc"))
+            + " (state=42000,code=40000)") in out, out[-2000:]
+
+
+def test_grant_statements_need_authorization_on():
+    s = Server()
+    try:
+        text = refused(as_user(s, "alice"), "CREATE ROLE r")
+        assert "hive.security.authorization.enabled" in text
+    finally:
+        s.stop()
+        shutil.rmtree(s.data, ignore_errors=True)
+
+
+def test_two_servers_on_one_postgresql_metastore_enforce_the_same_grants(postgres):
+    conf, warehouse = postgres.shared_catalog("apiary_authz")
+    a, b = Server(*conf, *AUTHZ), Server(*conf, *AUTHZ)
+    try:
+        a_alice, b_bob, b_root = as_user(a, "alice"), as_user(b, "bob"), as_user(b, "root")
+        a_alice.execute("CREATE TABLE shared_t (a INT)")
+        a_alice.execute("INSERT INTO shared_t VALUES (1)")
+        select = ("SELECT", "TABLE_OR_VIEW", "default.shared_t")
+        assert denial("bob", "QUERY", select) in refused(b_bob, "SELECT * FROM shared_t")
+        a_alice.execute("GRANT SELECT ON shared_t TO USER bob")
+        assert rows(b_bob, "SELECT a FROM shared_t") == [(1,)]
+        # A role made on server b, granted on a, is honoured on both.
+        b_root.execute("SET ROLE ADMIN")
+        b_root.execute("CREATE ROLE readers")
+        a_root = as_user(a, "root")
+        a_root.execute("SET ROLE ADMIN")
+        a_root.execute("GRANT readers TO USER frank")
+        a_alice.execute("GRANT SELECT ON shared_t TO ROLE readers")
+        assert rows(as_user(b, "frank"), "SELECT a FROM shared_t") == [(1,)]
+        a_alice.execute("REVOKE SELECT ON shared_t FROM USER bob")
+        assert denial("bob", "QUERY", select) in refused(b_bob, "SELECT * FROM shared_t")
+        grants = postgres.psql("SELECT object, principal, privilege FROM apiary_grants ORDER BY 1, 2, 3",
+                               "apiary_authz").split()
+        assert "table:default.shared_t|ROLE:readers|SELECT" in grants, grants
+    finally:
+        a.stop()
+        b.stop()
+        shutil.rmtree(warehouse, ignore_errors=True)
