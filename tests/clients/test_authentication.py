@@ -24,6 +24,7 @@ from pyhive import hive
 import flight
 from conftest import Server
 from test_jdbc_beeline import SPARK_HOME
+from test_tls import certs  # noqa: F401 - the certs fixture
 
 BASE = "dc=apiary,dc=test"
 PEOPLE = f"ou=people,{BASE}"
@@ -66,9 +67,10 @@ def _free_port():
 
 class Slapd:
     """A throwaway OpenLDAP server on a free loopback port, in its own folder, holding the
-    users of USERS under ou=people."""
+    users of USERS under ou=people. With `tls` (the paths test_tls's certs fixture makes) it
+    also serves ldaps:// on a second port, with the server certificate signed by its CA."""
 
-    def __init__(self):
+    def __init__(self, tls=None):
         slapd = shutil.which("slapd") or "/usr/sbin/slapd"
         slapadd = shutil.which("slapadd") or "/usr/sbin/slapadd"
         if not os.path.exists(slapd):
@@ -93,6 +95,9 @@ class Slapd:
                 "maxsize 10485760",
                 "access to attrs=userPassword by anonymous auth by * none",
                 "access to * by * read",
+                *([f"TLSCertificateFile {tls['dir']}/server.pem",
+                   f"TLSCertificateKeyFile {tls['dir']}/server.key",
+                   f"TLSCACertificateFile {tls['ca']}"] if tls else []),
                 "",
             ]))
         entries = [f"dn: {BASE}\nobjectClass: dcObject\nobjectClass: organization\ndc: apiary\no: apiary\n",
@@ -110,7 +115,12 @@ class Slapd:
         subprocess.run([slapadd, "-f", conf, "-l", ldif], check=True, capture_output=True)
         self.port = _free_port()
         self.url = f"ldap://127.0.0.1:{self.port}"
-        self.proc = subprocess.Popen([slapd, "-f", conf, "-h", self.url + "/", "-d", "0"],
+        listen = self.url + "/"
+        if tls:
+            self.ldaps_port = _free_port()
+            self.ldaps_url = f"ldaps://127.0.0.1:{self.ldaps_port}"
+            listen += " " + self.ldaps_url + "/"
+        self.proc = subprocess.Popen([slapd, "-f", conf, "-h", listen, "-d", "0"],
                                      stdout=subprocess.DEVNULL,
                                      stderr=open(os.path.join(self.dir, "slapd.log"), "w"))
         deadline = time.time() + 30
@@ -586,3 +596,33 @@ def test_impersonation_follows_the_proxyuser_rules(ldap):
     finally:
         srv.stop()
         off.stop()
+
+
+def test_ldaps_to_the_directory(certs):  # noqa: F811 - the certs fixture
+    """hive.server2.authentication.ldap.url=ldaps://: the directory's certificate is checked
+    against apiary.authentication.ldap.ca.file; a directory signed by another CA gets no
+    password."""
+    d = Slapd(tls=certs)
+    try:
+        for ca, accepted in [(certs["ca"], True), (certs["other_ca"], False)]:
+            srv = _server_with_url(d.ldaps_url, f"apiary.authentication.ldap.ca.file={ca}")
+            try:
+                assert _login(srv, "alice", "wonderland") is accepted
+                assert not _login(srv, "alice", "wrong")
+                if not accepted:
+                    assert "certificate" in srv.server_log().lower(), srv.server_log()[-2000:]
+            finally:
+                srv.stop()
+                shutil.rmtree(srv.data, ignore_errors=True)
+        with pytest.raises(RuntimeError) as failed:
+            _server_with_url(d.ldaps_url, "apiary.authentication.ldap.ca.file=/nonexistent/ca.pem")
+        assert "apiary.authentication.ldap.ca.file" in str(failed.value)
+    finally:
+        d.stop()
+
+
+def _server_with_url(url, *settings):
+    return Server("--hiveconf", "hive.server2.authentication=LDAP",
+                  "--hiveconf", f"hive.server2.authentication.ldap.url={url}",
+                  "--hiveconf", f"hive.server2.authentication.ldap.baseDN={PEOPLE}",
+                  *[a for kv in settings for a in ("--hiveconf", kv)])

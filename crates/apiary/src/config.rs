@@ -236,6 +236,11 @@ pub const KEYS: &[(&str, &str, &str)] = &[
         "largest Thrift message accepted, in bytes",
     ),
     (
+        "apiary.authentication.ldap.ca.file",
+        "",
+        "LDAP over ldaps://: a PEM file of the CA certificates that sign the directory's certificate (unset: the system's certificate store); TLS 1.2 and 1.3",
+    ),
+    (
         "hive.server2.thrift.login.timeout",
         "20s",
         "time a client has for its first bytes and SASL handshake; also how long a connection may go without holding a session, and half of how long a new client waits for a free connection slot",
@@ -1004,6 +1009,15 @@ impl ServerConfig {
                 )
             }),
             timeout: self.duration("apiary.authentication.ldap.timeout", "s")?,
+            tls: match self.get("apiary.authentication.ldap.ca.file").trim() {
+                "" => apiary_tls::client_config(None),
+                file => apiary_tls::client_config(Some(std::path::Path::new(file))),
+            }
+            .map(Some)
+            .map_err(|reason| ConfigError::Invalid {
+                key: "apiary.authentication.ldap.ca.file".into(),
+                reason,
+            })?,
         };
         let ldap =
             apiary_auth::LdapAuthenticator::new(config).map_err(|reason| ConfigError::Invalid {

@@ -2,8 +2,6 @@
 //! the system's certificate authorities) or a local file (`file://` or a path). One GET, the
 //! body read to its end, capped in size; redirects are not followed.
 
-use std::sync::Arc;
-
 use bytes::Bytes;
 use http_body_util::{BodyExt, Empty, Limited};
 use hyper_util::rt::TokioIo;
@@ -33,19 +31,10 @@ pub async fn get_text(url: &str) -> Result<String, String> {
         .await
         .map_err(|e| format!("cannot connect to {host}:{port}: {e}"))?;
     if parsed.scheme() == "https" {
-        let mut roots = rustls::RootCertStore::empty();
-        let found = rustls_native_certs::load_native_certs();
-        roots.add_parsable_certificates(found.certs);
-        let config = rustls::ClientConfig::builder_with_provider(Arc::new(
-            rustls::crypto::ring::default_provider(),
-        ))
-        .with_protocol_versions(&[&rustls::version::TLS13, &rustls::version::TLS12])
-        .map_err(|e| e.to_string())?
-        .with_root_certificates(roots)
-        .with_no_client_auth();
+        let config = apiary_tls::client_config(None)?;
         let name = rustls::pki_types::ServerName::try_from(host.clone())
             .map_err(|e| format!("{host}: {e}"))?;
-        let tls = tokio_rustls::TlsConnector::from(Arc::new(config))
+        let tls = tokio_rustls::TlsConnector::from(config)
             .connect(name, tcp)
             .await
             .map_err(|e| format!("TLS with {host}:{port}: {e}"))?;

@@ -46,6 +46,9 @@ pub struct LdapConfig {
     pub bind_dn: Option<(String, String)>,
     /// Time allowed for a whole login (every connect and bind it tries).
     pub timeout: Duration,
+    /// TLS for `ldaps://` URLs: the CA certificates trusted (`apiary.authentication.ldap.ca.file`,
+    /// else the system's store).
+    pub tls: Option<std::sync::Arc<rustls::ClientConfig>>,
 }
 
 impl LdapConfig {
@@ -58,9 +61,16 @@ impl LdapConfig {
             );
         }
         for url in &self.urls {
-            if !url.starts_with("ldap://") {
+            let lower = url.to_ascii_lowercase();
+            if lower.starts_with("ldaps://") {
+                if self.tls.is_none() {
+                    return Err(format!(
+                        "LDAP URL {url}: ldaps:// needs a TLS configuration"
+                    ));
+                }
+            } else if !lower.starts_with("ldap://") {
                 return Err(format!(
-                    "LDAP URL {url}: only ldap:// is supported (TLS to the directory, ldaps:// and StartTLS, is not built yet)"
+                    "LDAP URL {url}: only ldap:// and ldaps:// are supported"
                 ));
             }
         }
@@ -147,7 +157,12 @@ impl LdapAuthenticator {
 
     /// Binds each candidate name on one directory; `Ok(true)` when one bound.
     async fn try_url(&self, url: &str, names: &[String], password: &str) -> Result<bool, String> {
-        let settings = LdapConnSettings::new().set_conn_timeout(self.config.timeout);
+        let mut settings = LdapConnSettings::new().set_conn_timeout(self.config.timeout);
+        if let Some(tls) = &self.config.tls {
+            // Always our configuration (ring, TLS 1.2/1.3, the configured CAs): ldap3's own
+            // would look for a process-wide crypto provider.
+            settings = settings.set_config(tls.clone());
+        }
         let (conn, mut ldap) = LdapConnAsync::with_settings(settings, url)
             .await
             .map_err(|e| format!("{url}: {e}"))?;
@@ -396,6 +411,7 @@ mod tests {
             group_class_key: "groupOfNames".into(),
             bind_dn: None,
             timeout: Duration::from_secs(1),
+            tls: None,
         }
     }
 
@@ -473,6 +489,16 @@ mod tests {
             ..config()
         };
         assert!(tls.validate().is_err());
+        let tls = LdapConfig {
+            tls: apiary_tls::client_config(None).ok(),
+            ..tls
+        };
+        assert!(tls.validate().is_ok());
+        let other = LdapConfig {
+            urls: vec!["http://h".into()],
+            ..tls
+        };
+        assert!(other.validate().is_err());
     }
 
     #[tokio::test]

@@ -46,6 +46,42 @@ pub enum TlsError {
     },
 }
 
+/// The client side of TLS, for the servers Apiary connects to (an LDAP directory over
+/// `ldaps://`, a JWKS URL over `https://`): TLS 1.2 and 1.3 with `ring`, trusting the CA
+/// certificates of the PEM file `ca_file`, or the system's certificate store without one.
+pub fn client_config(ca_file: Option<&Path>) -> Result<Arc<rustls::ClientConfig>, String> {
+    let mut roots = rustls::RootCertStore::empty();
+    match ca_file {
+        Some(path) => {
+            let data = std::fs::read(path)
+                .map_err(|e| format!("cannot read the CA file {}: {e}", path.display()))?;
+            let certs = CertificateDer::pem_slice_iter(&data)
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|e| format!("CA file {}: unreadable PEM: {e}", path.display()))?;
+            if certs.is_empty() {
+                return Err(format!("CA file {} holds no certificate", path.display()));
+            }
+            for cert in certs {
+                roots
+                    .add(cert)
+                    .map_err(|e| format!("CA file {}: {e}", path.display()))?;
+            }
+        }
+        None => {
+            let found = rustls_native_certs::load_native_certs();
+            roots.add_parsable_certificates(found.certs);
+        }
+    }
+    let config = rustls::ClientConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_protocol_versions(&[&rustls::version::TLS13, &rustls::version::TLS12])
+    .map_err(|e| e.to_string())?
+    .with_root_certificates(roots)
+    .with_no_client_auth();
+    Ok(Arc::new(config))
+}
+
 /// The server side of TLS, loaded once at start-up and shared by every listener.
 #[derive(Clone)]
 pub struct ServerTls {
