@@ -65,6 +65,13 @@ def test_owner_grant_revoke_and_denials(srv):
     assert denial("bob", "QUERY", select) in refused(
         bob, "WITH s AS (SELECT * FROM default.sales) SELECT count(*) FROM s")
     assert rows(bob, "WITH sales AS (SELECT 1 AS x) SELECT x FROM sales") == [(1,)]
+    # A WITH name does not hide the table from its own definition, from a query beside it,
+    # or under another spelling.
+    for sql in ["WITH sales AS (SELECT * FROM sales) SELECT * FROM sales",
+                "WITH `SALES` AS (SELECT 1 AS x) SELECT * FROM sales",
+                "SELECT * FROM sales, (WITH sales AS (SELECT 1 AS x) SELECT * FROM sales) s",
+                "WITH a AS (SELECT * FROM sales), sales AS (SELECT 1 AS x) SELECT * FROM a"]:
+        assert denial("bob", "QUERY", select) in refused(bob, sql), sql
     assert denial("bob", "DESCTABLE", select) in refused(bob, "DESCRIBE sales")
 
     alice.execute("GRANT SELECT ON TABLE sales TO USER bob")
@@ -86,7 +93,14 @@ def test_owner_grant_revoke_and_denials(srv):
     alice.execute("REVOKE SELECT ON TABLE sales FROM USER bob")
     assert denial("bob", "QUERY", select) in refused(bob, "SELECT * FROM sales")
     text = refused(alice, "REVOKE SELECT ON sales FROM USER bob")
-    assert "Cannot find privilege" in text, text
+    assert "Cannot find privilege Privilege [name=SELECT, columns=null] for Principal [name=bob, type=USER]" in text, text
+    # A REVOKE is all or nothing: INSERT stays when SELECT (not held) fails it.
+    alice.execute("GRANT INSERT ON sales TO USER bob")
+    assert "Cannot find privilege" in refused(alice, "REVOKE SELECT, INSERT ON sales FROM USER bob")
+    bob.execute("INSERT INTO sales VALUES (9, 9.0)")
+    alice.execute("REVOKE INSERT ON sales FROM USER bob")
+    alice.execute("TRUNCATE TABLE sales")
+    alice.execute("INSERT INTO sales VALUES (1, 9.5), (2, 3.0)")
 
     # With the grant option bob may grant to others, and INSERT lets him write.
     alice.execute("GRANT SELECT, INSERT ON sales TO USER bob WITH GRANT OPTION")
@@ -103,12 +117,17 @@ def test_show_grant_and_listings(srv):
     assert ("listed",) in rows(dave, "SHOW TABLES")
     assert ("unlisted",) not in rows(dave, "SHOW TABLES")
     assert {("listed",), ("unlisted",)} <= set(rows(alice, "SHOW TABLES"))
-    # SHOW GRANT: Hive's ten columns; the owner's privileges and dave's grant.
-    alice.execute("SHOW GRANT ON TABLE listed")
-    names = [d[0] for d in alice.description]
+    # SHOW GRANT: Hive's ten columns; the owner's privileges and dave's grant. Only an admin
+    # sees everyone's; others name themselves or a role of theirs.
+    root = as_user(srv, "root")
+    root.execute("SET ROLE ADMIN")
+    root.execute("SHOW GRANT ON TABLE listed")
+    names = [d[0] for d in root.description]
     assert names == ["database", "table", "partition", "column", "principal_name", "principal_type",
                      "privilege", "grant_option", "grant_time", "grantor"], names
-    grants = {(r[4], r[5], r[6], r[7], r[9]) for r in alice.fetchall()}
+    grants = {(r[4], r[5], r[6], r[7], r[9]) for r in root.fetchall()}
+    assert "has to specify a user name or role in the show grant" in refused(alice, "SHOW GRANT ON TABLE listed")
+    assert "is not allowed check privileges of another user : alice" in refused(dave, "SHOW GRANT USER alice ON ALL")
     assert ("dave", "USER", "SELECT", "false", "alice") in grants
     assert ("alice", "USER", "DELETE", "true", "alice") in grants
     assert {(r[4], r[6]) for r in rows(dave, "SHOW GRANT USER dave ON ALL")} >= {("dave", "SELECT")}
@@ -163,11 +182,27 @@ def test_roles_and_the_admin_role(srv):
     assert rows(root, "SELECT v FROM metrics") == [(7,)]
     root.execute("REVOKE analysts FROM USER carol")
     assert denial("carol", "QUERY", select) in refused(carol, "SELECT * FROM metrics")
+    # A role set with SET ROLE counts only while it is granted.
+    root.execute("GRANT analysts TO USER carol")
+    carol.execute("SET ROLE analysts")
+    assert rows(carol, "SELECT v FROM metrics") == [(7,)]
+    root.execute("REVOKE analysts FROM USER carol")
+    assert denial("carol", "QUERY", select) in refused(carol, "SELECT * FROM metrics")
+    carol.execute("SET ROLE ALL")
     # Dropping a role drops its grants.
     root.execute("GRANT analysts TO USER carol")
     root.execute("DROP ROLE analysts")
     assert denial("carol", "QUERY", select) in refused(carol, "SELECT * FROM metrics")
     assert "does not exist" in refused(root, "DROP ROLE analysts")
+    # public is everyone's role; admin can be granted.
+    alice.execute("GRANT SELECT ON metrics TO ROLE public")
+    assert rows(carol, "SELECT v FROM metrics") == [(7,)]
+    alice.execute("REVOKE SELECT ON metrics FROM ROLE public")
+    root.execute("GRANT admin TO USER carol")
+    carol.execute("SET ROLE ADMIN")
+    assert ("admin",) in rows(carol, "SHOW ROLES")
+    root.execute("REVOKE admin FROM USER carol")
+    assert "not allowed to list roles" in refused(carol, "SHOW ROLES")
 
 
 def test_views_databases_and_renames(srv):
@@ -187,6 +222,23 @@ def test_views_databases_and_renames(srv):
     db_owner = ("OBJECT OWNERSHIP", "DATABASE", "alice_db")
     assert denial("erin", "CREATETABLE", db_owner) in refused(erin, "CREATE TABLE alice_db.t (a INT)")
     assert denial("erin", "DROPDATABASE", db_owner) in refused(erin, "DROP DATABASE alice_db")
+    # Naming a path (LOCATION, LOAD DATA) is for admins: it could name another table's files.
+    warehouse_path = os.path.join(srv.data, "d", "warehouse", "base")
+    for sql, kind in [
+        (f"CREATE EXTERNAL TABLE peek (k INT) LOCATION '{warehouse_path}'", "DFS_URI"),
+        (f"LOAD DATA LOCAL INPATH '{warehouse_path}' INTO TABLE mine", "LOCAL_URI"),
+        (f"CREATE DATABASE sneaky LOCATION '{warehouse_path}'", "DFS_URI"),
+    ]:
+        text = refused(erin, sql)
+        assert f"[ADMIN PRIVILEGE] on Object [type={kind}, name={warehouse_path}]" in text, (sql, text)
+    # DROP DATABASE .. CASCADE needs every table's ownership, not just the database's.
+    erin.execute("CREATE DATABASE erin_db")
+    root = as_user(srv, "root")
+    root.execute("SET ROLE ADMIN")
+    root.execute("CREATE TABLE erin_db.roots (a INT)")
+    text = refused(erin, "DROP DATABASE erin_db CASCADE")
+    assert denial("erin", "DROPDATABASE", ("OBJECT OWNERSHIP", "TABLE_OR_VIEW", "erin_db.roots")) in text, text
+    assert rows(root, "SHOW TABLES IN erin_db") == [("roots",)]
     # Privileges follow a renamed table.
     alice.execute("CREATE TABLE old_name (a INT)")
     alice.execute("GRANT SELECT ON old_name TO USER erin")

@@ -221,6 +221,14 @@ def test_audit_and_cookie_after_a_token(jwt_server, keys):
         assert e.code == 400
         cookie = e.headers["Set-Cookie"].split(";")[0]
     assert cookie.startswith("hive.server2.auth=cu=erin&")
+    # The cookie ends when the token does.
+    req = urllib.request.Request(f"http://127.0.0.1:{jwt_server.http_port}/cliservice", data=b"\x80",
+                                 method="POST",
+                                 headers={"Authorization": f"Bearer {keys.token('erin', lifetime=30)}"})
+    with pytest.raises(urllib.error.HTTPError) as short:
+        urllib.request.urlopen(req, timeout=10)
+    max_age = int(short.value.headers["Set-Cookie"].split("Max-Age=")[1].split(";")[0])
+    assert 0 < max_age <= 30, short.value.headers["Set-Cookie"]
     req = urllib.request.Request(f"http://127.0.0.1:{jwt_server.http_port}/cliservice", data=b"\x80",
                                  method="POST", headers={"Cookie": cookie})
     with pytest.raises(urllib.error.HTTPError) as answer:
@@ -231,7 +239,7 @@ def test_audit_and_cookie_after_a_token(jwt_server, keys):
     logins = [(e["user"], e["method"], e["outcome"]) for e in events if e["event"] == "login"]
     assert ("erin", "JWT", "accepted") in logins
     assert ("", "JWT", "refused") in logins
-    assert logins.count(("erin", "JWT", "accepted")) == 1
+    assert logins.count(("erin", "JWT", "accepted")) == 2
 
 
 def test_jwt_over_tls(site, keys, certs):  # noqa: F811 - the certs fixture

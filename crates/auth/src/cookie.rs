@@ -51,19 +51,31 @@ impl CookieSigner {
         self.max_age
     }
 
-    /// The signed value of a cookie for `user`.
+    /// The signed value of a cookie for `user`, valid for the cookie lifetime.
     pub fn issue(&self, user: &str) -> String {
+        self.issue_until(user, None).0
+    }
+
+    /// The signed value of a cookie for `user` and its lifetime in seconds: the cookie
+    /// lifetime, cut to end by `limit` (seconds since the epoch: the expiry of the token the
+    /// login used).
+    pub fn issue_until(&self, user: &str, limit: Option<u64>) -> (String, u64) {
+        let now = now();
+        let expiry = match limit {
+            Some(limit) => limit.min(now + self.max_age.as_secs()),
+            None => now + self.max_age.as_secs(),
+        };
         let mut random = [0u8; 8];
         // Without fresh bytes the value is still signed; the random part only varies it.
         let _ = self.rng.fill(&mut random);
         let unsigned = url::form_urlencoded::Serializer::new(String::new())
             .append_pair("cu", user)
             .append_pair("rn", &u64::from_le_bytes(random).to_string())
-            .append_pair("e", &(now() + self.max_age.as_secs()).to_string())
+            .append_pair("e", &expiry.to_string())
             .finish();
         let tag = hmac::sign(&self.key, unsigned.as_bytes());
         let sig = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(tag.as_ref());
-        format!("{unsigned}&s={sig}")
+        (format!("{unsigned}&s={sig}"), expiry.saturating_sub(now))
     }
 
     /// The user of a cookie value this signer issued and that has not expired.
@@ -116,6 +128,12 @@ mod tests {
         // Expired.
         let gone = CookieSigner::new(Duration::ZERO).unwrap();
         assert_eq!(gone.verify(&gone.issue("alice")), None);
+        // Cut short by the token's expiry: already past, or in 30 s.
+        let (v, age) = s.issue_until("alice", Some(now() - 1));
+        assert_eq!((s.verify(&v), age), (None, 0));
+        let (v, age) = s.issue_until("alice", Some(now() + 30));
+        assert_eq!(s.verify(&v).as_deref(), Some("alice"));
+        assert!((29..=30).contains(&age), "{age}");
     }
 
     #[test]

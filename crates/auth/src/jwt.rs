@@ -20,6 +20,18 @@ use crate::AuthError;
 #[derive(Debug, serde::Deserialize)]
 struct Claims {
     sub: String,
+    #[serde(default)]
+    exp: Option<u64>,
+}
+
+/// Who a valid token names, and until when it is valid.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TokenLogin {
+    /// The user (`sub`).
+    pub user: String,
+    /// The token's expiry (`exp`, seconds since the epoch), if it has one: nothing it leads
+    /// to (a login cookie) may outlive it.
+    pub expires: Option<u64>,
 }
 
 /// Checks bearer tokens against a key set.
@@ -65,8 +77,8 @@ impl JwtVerifier {
         self.keys.len()
     }
 
-    /// The user (`sub`) of a valid token, or why it is not valid.
-    pub fn verify(&self, token: &str) -> Result<String, AuthError> {
+    /// The user (`sub`) and expiry of a valid token, or why it is not valid.
+    pub fn verify(&self, token: &str) -> Result<TokenLogin, AuthError> {
         let refused = |why: &str| AuthError::Refused(format!("Failed to validate JWT: {why}"));
         let header = jsonwebtoken::decode_header(token).map_err(|e| refused(&e.to_string()))?;
         let mut tried = false;
@@ -93,7 +105,12 @@ impl JwtVerifier {
                 Ok(data) if data.claims.sub.trim().is_empty() => {
                     return Err(refused("the token's sub claim is blank"))
                 }
-                Ok(data) => return Ok(data.claims.sub),
+                Ok(data) => {
+                    return Ok(TokenLogin {
+                        user: data.claims.sub,
+                        expires: data.claims.exp,
+                    })
+                }
                 Err(e) => match e.kind() {
                     // Another key of the set may be the one.
                     jsonwebtoken::errors::ErrorKind::InvalidSignature
@@ -164,17 +181,17 @@ mod tests {
         let (k2, j2) = ec_key("two");
         let v = verifier(&[j1, j2]);
         let claims = serde_json::json!({"sub": "alice", "exp": now() + 600});
+        let login = v.verify(&es256(&k1, "one", claims.clone())).unwrap();
+        assert_eq!(login.user, "alice");
+        assert_eq!(login.expires, claims["exp"].as_u64());
         assert_eq!(
-            v.verify(&es256(&k1, "one", claims.clone())).unwrap(),
-            "alice"
-        );
-        assert_eq!(
-            v.verify(&es256(&k2, "two", claims.clone())).unwrap(),
+            v.verify(&es256(&k2, "two", claims.clone())).unwrap().user,
             "alice"
         );
         // No exp at all is accepted, as Hive does.
         let forever = serde_json::json!({"sub": "bob"});
-        assert_eq!(v.verify(&es256(&k1, "one", forever)).unwrap(), "bob");
+        let login = v.verify(&es256(&k1, "one", forever)).unwrap();
+        assert_eq!((login.user.as_str(), login.expires), ("bob", None));
         // Signed by "two" but claiming to be "one".
         assert!(v.verify(&es256(&k2, "one", claims)).is_err());
     }
@@ -224,7 +241,7 @@ mod tests {
             &EncodingKey::from_secret(secret),
         )
         .unwrap();
-        assert_eq!(v.verify(&token).unwrap(), "carol");
+        assert_eq!(v.verify(&token).unwrap().user, "carol");
         let other = jsonwebtoken::encode(
             &Header::new(Algorithm::HS256),
             &serde_json::json!({"sub": "carol"}),

@@ -12,7 +12,7 @@ pub mod jwt;
 pub mod ldap;
 
 pub use cookie::CookieSigner;
-pub use jwt::JwtVerifier;
+pub use jwt::{JwtVerifier, TokenLogin};
 pub use ldap::{LdapAuthenticator, LdapConfig};
 
 /// Why a login was not accepted.

@@ -144,28 +144,31 @@ async fn login(
         }
     }
     // Every request proves who sends it: HTTP sessions outlive connections.
-    let user = match given {
+    // (A token's login cookie ends when the token does.)
+    let (user, until) = match given {
         None => {
             return Err(unauthorized(
                 "no credentials in the request (authorization: Basic ... or Bearer ...)",
             ))
         }
-        Some(Credentials::Bearer(token)) => gw
-            .authenticate_bearer(Some(peer.ip()), &token)
-            .map_err(|e| unauthorized(&e.to_string()))?,
+        Some(Credentials::Bearer(token)) => {
+            let login = gw
+                .authenticate_bearer(Some(peer.ip()), &token)
+                .map_err(|e| unauthorized(&e.to_string()))?;
+            (login.user, login.expires)
+        }
         Some(Credentials::Basic(user, password)) => {
             gw.authenticate(Some(peer.ip()), &user, &password)
                 .await
                 .map_err(|e| unauthorized(&e.to_string()))?;
-            user
+            (user, None)
         }
     };
     let set_cookie = cfg.cookie.as_ref().map(|c| {
+        let (value, max_age) = c.signer.issue_until(&user, until);
         let mut text = format!(
-            "{}={}; Max-Age={}",
+            "{}={value}; Max-Age={max_age}",
             apiary_auth::cookie::COOKIE_NAME,
-            c.signer.issue(&user),
-            c.signer.max_age().as_secs()
         );
         if let Some(d) = &c.domain {
             text.push_str(&format!("; Domain={d}"));

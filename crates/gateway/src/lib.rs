@@ -296,26 +296,29 @@ impl Gateway {
         self.login_outcome(address, user, "password", checked)
     }
 
-    /// Checks a bearer token (Hive's JWT mode) and says whose it is.
+    /// Checks a bearer token (Hive's JWT mode) and says whose it is and until when.
     pub fn authenticate_bearer(
         &self,
         address: Option<IpAddr>,
         token: &str,
-    ) -> Result<String, GatewayError> {
-        let (user, checked) = match &self.config.jwt {
-            None => (
-                String::new(),
-                Err(apiary_auth::AuthError::Refused(
-                    "JWT authentication is not enabled (hive.server2.authentication)".into(),
-                )),
-            ),
-            Some(jwt) => match jwt.verify(token) {
-                Ok(user) => (user, Ok(())),
-                Err(e) => (String::new(), Err(e)),
-            },
+    ) -> Result<apiary_auth::TokenLogin, GatewayError> {
+        let checked = match &self.config.jwt {
+            None => Err(apiary_auth::AuthError::Refused(
+                "JWT authentication is not enabled (hive.server2.authentication)".into(),
+            )),
+            Some(jwt) => jwt.verify(token),
         };
-        self.login_outcome(address, &user, "JWT", checked)
-            .map(|()| user)
+        let user = checked.as_ref().map(|l| l.user.clone()).unwrap_or_default();
+        self.login_outcome(
+            address,
+            &user,
+            "JWT",
+            checked
+                .as_ref()
+                .map(|_| ())
+                .map_err(|e| apiary_auth::AuthError::Refused(e.to_string())),
+        )?;
+        checked.map_err(|e| GatewayError::Authentication(e.to_string()))
     }
 
     fn login_outcome(

@@ -10,8 +10,8 @@ use serde::Serialize;
 
 use crate::journal::{Intent, IntentKind, IntentState};
 use crate::model::{
-    partition_name, principal_key, Database, Grant, GrantObject, Partition, PrincipalType, Role,
-    Table,
+    partition_name, principal_key, Database, Grant, GrantChange, GrantObject, Partition,
+    PrincipalType, Role, Table, BUILTIN_ROLES,
 };
 use crate::{Metastore, MetastoreError, Result};
 
@@ -266,6 +266,19 @@ async fn delete_table(tx: &mut dyn Txn, db: &str, name: &str) -> Result<u64> {
     tx.execute(Stmt::DeleteGrantsOn, &[Arg::Text(&object)])
         .await?;
     Ok(n)
+}
+
+/// Refuses a role that is neither stored nor built in.
+async fn require_role(tx: &mut dyn Txn, name: &str) -> Result<()> {
+    if BUILTIN_ROLES.contains(&name)
+        || first(tx, Stmt::RoleExists, &[Arg::Text(name)])
+            .await?
+            .is_some()
+    {
+        Ok(())
+    } else {
+        Err(MetastoreError::NoSuchObject(format!("Role {name}")))
+    }
 }
 
 fn table_object(db: &str, name: &str) -> GrantObject {
@@ -779,71 +792,55 @@ impl<B: Backend> Metastore for B {
         .await
     }
 
-    async fn put_grant(&self, grant: &Grant) -> Result<()> {
-        self.transact(Access::Write, grant.clone(), |tx, grant| {
+    async fn change_grants(&self, changes: &[GrantChange]) -> Result<()> {
+        self.transact(Access::Write, changes.to_vec(), |tx, changes| {
             Box::pin(async move {
-                match &grant.object {
-                    GrantObject::Role { name } => {
-                        if first(tx, Stmt::RoleExists, &[Arg::Text(name)])
-                            .await?
-                            .is_none()
-                        {
-                            return Err(MetastoreError::NoSuchObject(format!("Role {name}")));
+                for change in changes {
+                    match change {
+                        GrantChange::Put(grant) => {
+                            match &grant.object {
+                                GrantObject::Role { name } => require_role(tx, name).await?,
+                                GrantObject::Table { database, name } => {
+                                    require_table(tx, database, name).await?;
+                                }
+                            }
+                            if grant.principal_type == PrincipalType::Role {
+                                require_role(tx, &grant.principal_name).await?;
+                            }
+                            store_grant(tx, grant).await?;
+                        }
+                        GrantChange::Revoke {
+                            object,
+                            principal_type,
+                            principal_name,
+                            privilege,
+                            option_only,
+                        } => {
+                            let (object_key, holder) =
+                                (object.key(), principal_key(*principal_type, principal_name));
+                            let key = [
+                                Arg::Text(&object_key),
+                                Arg::Text(&holder),
+                                Arg::Text(privilege),
+                            ];
+                            let Some(def) = first(tx, Stmt::GetGrant, &key).await? else {
+                                return Err(MetastoreError::NoSuchObject(format!(
+                                    "{privilege} of {holder} on {object_key}"
+                                )));
+                            };
+                            if *option_only {
+                                let mut g: Grant = from_json("grant", &def)?;
+                                g.grant_option = false;
+                                store_grant(tx, &g).await?;
+                            } else {
+                                tx.execute(Stmt::DeleteGrant, &key).await?;
+                            }
                         }
                     }
-                    GrantObject::Table { database, name } => {
-                        require_table(tx, database, name).await?;
-                    }
                 }
-                if grant.principal_type == PrincipalType::Role
-                    && first(tx, Stmt::RoleExists, &[Arg::Text(&grant.principal_name)])
-                        .await?
-                        .is_none()
-                {
-                    return Err(MetastoreError::NoSuchObject(format!(
-                        "Role {}",
-                        grant.principal_name
-                    )));
-                }
-                store_grant(tx, grant).await
+                Ok(())
             })
         })
-        .await
-    }
-
-    async fn revoke_grant(
-        &self,
-        object: &GrantObject,
-        principal: (PrincipalType, &str),
-        privilege: &str,
-        option_only: bool,
-    ) -> Result<bool> {
-        let args = (
-            object.key(),
-            principal_key(principal.0, principal.1),
-            privilege.to_string(),
-            option_only,
-        );
-        self.transact(
-            Access::Write,
-            args,
-            |tx, (object, holder, privilege, option_only)| {
-                Box::pin(async move {
-                    let key = [Arg::Text(object), Arg::Text(holder), Arg::Text(privilege)];
-                    let Some(def) = first(tx, Stmt::GetGrant, &key).await? else {
-                        return Ok(false);
-                    };
-                    if *option_only {
-                        let mut g: Grant = from_json("grant", &def)?;
-                        g.grant_option = false;
-                        store_grant(tx, &g).await?;
-                    } else {
-                        tx.execute(Stmt::DeleteGrant, &key).await?;
-                    }
-                    Ok(true)
-                })
-            },
-        )
         .await
     }
 

@@ -21,8 +21,8 @@ pub use error::MetastoreError;
 pub use journal::{Intent, IntentKind, IntentState};
 pub use model::{
     escape_path_value, is_valid_name, partition_name, principal_key, unescape_path_value, Column,
-    Database, Grant, GrantObject, Partition, PrincipalType, Role, SerDeInfo, SortColumn,
-    StorageDescriptor, Table, TableType,
+    Database, Grant, GrantChange, GrantObject, Partition, PrincipalType, Role, SerDeInfo,
+    SortColumn, StorageDescriptor, Table, TableType, BUILTIN_ROLES,
 };
 pub use postgres::{PostgresMetastore, PostgresOptions};
 pub use sqlite::SqliteMetastore;
@@ -145,18 +145,11 @@ pub trait Metastore: Send + Sync + std::fmt::Debug {
     async fn drop_role(&self, name: &str) -> Result<()>;
     /// Every role, sorted by name.
     async fn list_roles(&self) -> Result<Vec<Role>>;
-    /// Records a grant, replacing one of the same object, holder and privilege (so a second
-    /// GRANT can add the grant option).
-    async fn put_grant(&self, grant: &Grant) -> Result<()>;
-    /// Removes the grant of `privilege` on `object` to the principal; `false` if there was
-    /// none. With `option_only`, keeps the privilege and removes only its grant option.
-    async fn revoke_grant(
-        &self,
-        object: &GrantObject,
-        principal: (PrincipalType, &str),
-        privilege: &str,
-        option_only: bool,
-    ) -> Result<bool>;
+    /// Applies grants and revocations as one change: every one applies or none does. A grant
+    /// replaces one of the same object, holder and privilege (so a second GRANT can add the
+    /// grant option); a revocation of something not granted fails the whole change
+    /// (`NoSuchObject`, naming it), as does a grant on a missing table or to a missing role.
+    async fn change_grants(&self, changes: &[GrantChange]) -> Result<()>;
     /// The grants on `object`.
     async fn grants_on(&self, object: &GrantObject) -> Result<Vec<Grant>>;
     /// The grants held by a principal.

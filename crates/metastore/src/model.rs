@@ -297,6 +297,30 @@ impl PrincipalType {
     }
 }
 
+/// Roles that always exist and are never stored: `public` (everyone) and `admin`.
+pub const BUILTIN_ROLES: [&str; 2] = ["admin", "public"];
+
+/// One step of a GRANT or REVOKE statement.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum GrantChange {
+    /// Grant (or re-grant) this.
+    Put(Grant),
+    /// Revoke `privilege` on `object` from the principal; with `option_only`, only its grant
+    /// (or admin) option.
+    Revoke {
+        /// What it is on.
+        object: GrantObject,
+        /// Whether the holder is a user or a role.
+        principal_type: PrincipalType,
+        /// The holder.
+        principal_name: String,
+        /// The privilege (`MEMBER` for a role).
+        privilege: String,
+        /// Only the option.
+        option_only: bool,
+    },
+}
+
 /// A role of SQL-standard authorization (CREATE ROLE).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Role {

@@ -222,7 +222,9 @@ impl Txn for SqliteTxn<'_> {
 mod tests {
     use super::*;
     use crate::model::{Column, StorageDescriptor, TableType};
-    use crate::model::{Database, Grant, GrantObject, Partition, PrincipalType, Table};
+    use crate::model::{
+        Database, Grant, GrantChange, GrantObject, Partition, PrincipalType, Table,
+    };
     use crate::Metastore;
     use std::collections::BTreeMap;
 
@@ -335,6 +337,21 @@ mod tests {
         }
     }
 
+    fn revoke(
+        object: &GrantObject,
+        who: (PrincipalType, &str),
+        privilege: &str,
+        option_only: bool,
+    ) -> GrantChange {
+        GrantChange::Revoke {
+            object: object.clone(),
+            principal_type: who.0,
+            principal_name: who.1.into(),
+            privilege: privilege.into(),
+            option_only,
+        }
+    }
+
     #[tokio::test]
     async fn grants_follow_tables_and_roles() -> Result<()> {
         use crate::model::Role;
@@ -347,32 +364,64 @@ mod tests {
             name: "t".into(),
         };
         let bob = (PrincipalType::User, "bob");
-        ms.put_grant(&grant(t.clone(), bob, "SELECT")).await?;
+        let put = |g: Grant| GrantChange::Put(g);
+        ms.change_grants(&[put(grant(t.clone(), bob, "SELECT"))])
+            .await?;
         // A second grant of the same privilege replaces the first (adds the option).
         let mut with_option = grant(t.clone(), bob, "SELECT");
         with_option.grant_option = true;
-        ms.put_grant(&with_option).await?;
+        ms.change_grants(&[put(with_option.clone())]).await?;
         assert_eq!(ms.grants_on(&t).await?, vec![with_option.clone()]);
-        // Grants to a missing role or on a missing table are refused.
+        // Built-in roles exist without CREATE ROLE.
+        ms.change_grants(&[put(grant(
+            t.clone(),
+            (PrincipalType::Role, "public"),
+            "INSERT",
+        ))])
+        .await?;
+        ms.change_grants(&[revoke(&t, (PrincipalType::Role, "public"), "INSERT", false)])
+            .await?;
+        // One bad step undoes the whole change: a missing role, a missing table.
         let ghost = (PrincipalType::Role, "ghost");
+        let carol = (PrincipalType::User, "carol");
         assert!(ms
-            .put_grant(&grant(t.clone(), ghost, "SELECT"))
+            .change_grants(&[
+                put(grant(t.clone(), carol, "SELECT")),
+                put(grant(t.clone(), ghost, "SELECT"))
+            ])
             .await
             .is_err());
         let missing = GrantObject::Table {
             database: "d".into(),
             name: "nope".into(),
         };
-        assert!(ms.put_grant(&grant(missing, bob, "SELECT")).await.is_err());
+        assert!(ms
+            .change_grants(&[put(grant(missing, bob, "SELECT"))])
+            .await
+            .is_err());
+        assert_eq!(ms.grants_on(&t).await?.len(), 1);
+        // Revoking INSERT (never granted) with SELECT fails and keeps SELECT.
+        assert!(ms
+            .change_grants(&[
+                revoke(&t, bob, "SELECT", false),
+                revoke(&t, bob, "INSERT", false)
+            ])
+            .await
+            .is_err());
+        assert_eq!(ms.grants_on(&t).await?.len(), 1);
         // Only the option goes, then the privilege.
-        assert!(ms.revoke_grant(&t, bob, "SELECT", true).await?);
+        ms.change_grants(&[revoke(&t, bob, "SELECT", true)]).await?;
         assert!(!ms.grants_on(&t).await?[0].grant_option);
-        assert!(ms.revoke_grant(&t, bob, "SELECT", false).await?);
-        assert!(!ms.revoke_grant(&t, bob, "SELECT", false).await?);
+        ms.change_grants(&[revoke(&t, bob, "SELECT", false)])
+            .await?;
+        assert!(ms
+            .change_grants(&[revoke(&t, bob, "SELECT", false)])
+            .await
+            .is_err());
         // A rename carries the grants; a drop removes them.
-        ms.put_grant(&grant(t.clone(), bob, "INSERT")).await?;
-        let mut renamed = table("d", "t2");
-        renamed.name = "t2".into();
+        ms.change_grants(&[put(grant(t.clone(), bob, "INSERT"))])
+            .await?;
+        let renamed = table("d", "t2");
         ms.alter_table("d", "t", &renamed).await?;
         let t2 = GrantObject::Table {
             database: "d".into(),
@@ -384,30 +433,21 @@ mod tests {
         ms.drop_table("d", "t2").await?;
         assert!(ms.all_grants().await?.is_empty());
         // Roles: names are lower case; dropping one drops its memberships and privileges.
-        ms.create_role(&Role {
-            name: "Readers".into(),
+        let role = |name: &str| Role {
+            name: name.into(),
             owner: "u".into(),
             create_time: 0,
-        })
-        .await?;
-        assert!(ms
-            .create_role(&Role {
-                name: "readers".into(),
-                owner: "u".into(),
-                create_time: 0,
-            })
-            .await
-            .is_err());
+        };
+        ms.create_role(&role("Readers")).await?;
+        assert!(ms.create_role(&role("readers")).await.is_err());
         ms.create_table(&table("d", "t")).await?;
         let readers = GrantObject::Role {
             name: "readers".into(),
         };
-        ms.put_grant(&grant(readers.clone(), bob, "MEMBER")).await?;
-        ms.put_grant(&grant(
-            t.clone(),
-            (PrincipalType::Role, "readers"),
-            "SELECT",
-        ))
+        ms.change_grants(&[
+            put(grant(readers.clone(), bob, "MEMBER")),
+            put(grant(t.clone(), (PrincipalType::Role, "readers"), "SELECT")),
+        ])
         .await?;
         assert_eq!(ms.grants_of(bob).await?.len(), 1);
         ms.drop_role("readers").await?;

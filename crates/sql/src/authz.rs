@@ -12,9 +12,14 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use apiary_metastore::{
-    Database, Grant, GrantObject, Metastore, MetastoreError, PrincipalType, Role, Table,
+    Database, Grant, GrantChange, GrantObject, Metastore, MetastoreError, PrincipalType, Role,
+    Table, BUILTIN_ROLES,
 };
-use datafusion::sql::sqlparser::ast::{Query, Statement as SqlStatement, Visit, Visitor};
+use std::ops::ControlFlow;
+
+use datafusion::sql::sqlparser::ast::{
+    Ident, ObjectName, Query, Statement as SqlStatement, Visit, Visitor,
+};
 
 use crate::ddl::{AlterTable, AuthzStatement, HiveStatement, Principal, TableName, PRIVILEGES};
 use crate::error::SqlError;
@@ -73,8 +78,14 @@ pub enum Need {
     TableOwner(Table),
     /// Ownership of a database (the `default` database is `public`'s: everyone's).
     DatabaseOwner(Database),
-    /// The admin role, for a command (`what` names it).
-    Admin(String),
+    /// The admin role, for what an object of Hive's `object_type` (COMMAND_PARAMS, DFS_URI,
+    /// LOCAL_URI, DATABASE, TABLE_OR_VIEW) named `name` would allow.
+    Admin {
+        /// Hive's object type.
+        object_type: &'static str,
+        /// The object.
+        name: String,
+    },
 }
 
 fn meta(e: MetastoreError) -> SqlError {
@@ -157,7 +168,13 @@ impl Authorization {
             }
             RoleSetting::Only(None) => (BTreeSet::new(), Vec::new()),
             RoleSetting::Only(Some(role)) => {
-                (self.role_closure(ms, role).await?, vec![role.clone()])
+                // Checked on every statement: a role revoked or dropped since SET ROLE gives
+                // nothing.
+                if self.granted_roles(ms, user).await?.contains(role) {
+                    (self.role_closure(ms, role).await?, vec![role.clone()])
+                } else {
+                    (BTreeSet::new(), Vec::new())
+                }
             }
         };
         roles.insert(PUBLIC.to_string());
@@ -262,8 +279,8 @@ impl Authorization {
                         ));
                     }
                 }
-                Need::Admin(what) => missing.push(format!(
-                    "[ADMIN PRIVILEGE] on Object [type=COMMAND_PARAMS, name=[{what}]]"
+                Need::Admin { object_type, name } => missing.push(format!(
+                    "[ADMIN PRIVILEGE] on Object [type={object_type}, name={name}]"
                 )),
             }
         }
@@ -285,46 +302,115 @@ fn holds(s: &Subject, g: &Grant) -> bool {
     }
 }
 
-/// The tables and views a query reads, as written (`db.t` or `t`), without the names its
-/// WITH clauses define.
-pub fn relations(statement: &SqlStatement) -> Vec<Vec<String>> {
-    struct Names {
-        relations: Vec<Vec<String>>,
-        ctes: BTreeSet<String>,
+/// An identifier as DataFusion resolves it: unquoted ones in lower case, quoted ones as written.
+fn normalized(ident: &Ident) -> String {
+    match ident.quote_style {
+        Some(_) => ident.value.clone(),
+        None => ident.value.to_lowercase(),
     }
-    impl Visitor for Names {
-        type Break = ();
-        fn pre_visit_query(&mut self, query: &Query) -> std::ops::ControlFlow<()> {
-            if let Some(with) = &query.with {
-                for cte in &with.cte_tables {
-                    self.ctes.insert(cte.alias.name.value.to_lowercase());
-                }
-            }
-            std::ops::ControlFlow::Continue(())
-        }
-        fn pre_visit_relation(
-            &mut self,
-            name: &datafusion::sql::sqlparser::ast::ObjectName,
-        ) -> std::ops::ControlFlow<()> {
-            let parts: Vec<String> = name
-                .0
+}
+
+/// The WITH clause of one query while its parts are visited: the names it defines, the
+/// queries defining them, and how many of the names are in scope at this point.
+struct WithScope {
+    names: Vec<String>,
+    queries: Vec<*const Query>,
+    recursive: bool,
+    visible: usize,
+}
+
+/// Collects the relations a statement reads, telling a reference to a WITH name from one to
+/// a table the way DataFusion scopes them: a query's WITH names are seen by its body and by the
+/// definitions after each one (a RECURSIVE definition also sees itself), and by the queries
+/// nested in them, but not by the definition's own body or anything outside the query.
+struct Relations {
+    scopes: Vec<WithScope>,
+    found: Vec<Vec<String>>,
+}
+
+impl Relations {
+    fn is_cte(&self, name: &str) -> bool {
+        self.scopes.iter().any(|s| {
+            s.names[..s.visible.min(s.names.len())]
                 .iter()
-                .filter_map(|p| p.as_ident().map(|i| i.value.to_lowercase()))
-                .collect();
-            self.relations.push(parts);
-            std::ops::ControlFlow::Continue(())
-        }
+                .any(|n| n == name)
+        })
     }
-    let mut names = Names {
-        relations: Vec::new(),
-        ctes: BTreeSet::new(),
+
+    /// Where `query` is one of the innermost WITH clause's definitions, its index.
+    fn definition_index(&self, query: &Query) -> Option<usize> {
+        let scope = self.scopes.last()?;
+        scope
+            .queries
+            .iter()
+            .position(|q| std::ptr::eq(*q, query as *const Query))
+    }
+}
+
+impl Visitor for Relations {
+    type Break = ();
+
+    fn pre_visit_query(&mut self, query: &Query) -> ControlFlow<()> {
+        if let Some(i) = self.definition_index(query) {
+            if let Some(scope) = self.scopes.last_mut() {
+                scope.visible = if scope.recursive { i + 1 } else { i };
+            }
+        }
+        if let Some(with) = &query.with {
+            self.scopes.push(WithScope {
+                names: with
+                    .cte_tables
+                    .iter()
+                    .map(|c| normalized(&c.alias.name))
+                    .collect(),
+                queries: with
+                    .cte_tables
+                    .iter()
+                    .map(|c| &*c.query as *const Query)
+                    .collect(),
+                recursive: with.recursive,
+                visible: 0,
+            });
+        }
+        ControlFlow::Continue(())
+    }
+
+    fn post_visit_query(&mut self, query: &Query) -> ControlFlow<()> {
+        if query.with.is_some() {
+            self.scopes.pop();
+        }
+        if let Some(i) = self.definition_index(query) {
+            if let Some(scope) = self.scopes.last_mut() {
+                // The definitions after this one, and the body, see it.
+                scope.visible = i + 1;
+            }
+        }
+        ControlFlow::Continue(())
+    }
+
+    fn pre_visit_relation(&mut self, name: &ObjectName) -> ControlFlow<()> {
+        let parts: Vec<String> = name
+            .0
+            .iter()
+            .filter_map(|p| p.as_ident().map(normalized))
+            .collect();
+        let cte = parts.len() == 1 && self.is_cte(&parts[0]);
+        if !cte && !parts.is_empty() {
+            self.found.push(parts);
+        }
+        ControlFlow::Continue(())
+    }
+}
+
+/// The tables and views a statement reads, as written (`db.t` or `t`, normalized as DataFusion
+/// does), without references to the names of WITH clauses in scope.
+pub fn relations(statement: &SqlStatement) -> Vec<Vec<String>> {
+    let mut r = Relations {
+        scopes: Vec::new(),
+        found: Vec::new(),
     };
-    let _ = statement.visit(&mut names);
-    let Names { relations, ctes } = names;
-    relations
-        .into_iter()
-        .filter(|parts| !(parts.len() == 1 && ctes.contains(&parts[0])))
-        .collect()
+    let _ = statement.visit(&mut r);
+    r.found
 }
 
 /// The catalog tables among `relations` (others are CTEs, table functions, file paths), with
@@ -336,10 +422,11 @@ pub async fn tables_read(
 ) -> Result<Vec<Table>, SqlError> {
     let mut out: Vec<Table> = Vec::new();
     for parts in relations {
+        // The catalog's names are lower case, whatever the quoting.
         let (db, name) = match parts.as_slice() {
-            [name] => (current_db.to_string(), name.clone()),
-            [db, name] => (db.clone(), name.clone()),
-            [_, db, name] => (db.clone(), name.clone()),
+            [name] => (current_db.to_string(), name.to_lowercase()),
+            [db, name] => (db.to_lowercase(), name.to_lowercase()),
+            [_, db, name] => (db.to_lowercase(), name.to_lowercase()),
             _ => continue,
         };
         if out.iter().any(|t| t.database == db && t.name == name) {
@@ -381,19 +468,27 @@ pub async fn needs(
         .collect::<Vec<_>>()
     };
     let db_owner = |db: Option<Database>| db.map(Need::DatabaseOwner).into_iter().collect();
-    Ok(match stmt {
-        HiveStatement::CreateDatabase { .. } | HiveStatement::DescribeDatabase { .. } => {
-            ("CREATEDATABASE", Vec::new())
+    let (operation, mut needs): (&'static str, Vec<Need>) = match stmt {
+        HiveStatement::CreateDatabase { .. } => ("CREATEDATABASE", Vec::new()),
+        HiveStatement::DescribeDatabase { .. } => ("DESCDATABASE", Vec::new()),
+        HiveStatement::DropDatabase { name, cascade, .. } => {
+            let mut needs: Vec<Need> = db_owner(ms.get_database(name).await.map_err(meta)?);
+            if *cascade {
+                // CASCADE drops the tables too: each must be the caller's.
+                for t in ms.get_tables(name).await.map_err(meta)? {
+                    needs.push(Need::TableOwner(t));
+                }
+            }
+            ("DROPDATABASE", needs)
         }
-        HiveStatement::DropDatabase { name, .. } => (
-            "DROPDATABASE",
-            db_owner(ms.get_database(name).await.map_err(meta)?),
-        ),
         HiveStatement::AlterDatabase { name, owner, .. } => {
             if owner.is_some() {
                 (
                     "ALTERDATABASE_OWNER",
-                    vec![Need::Admin("ALTER DATABASE .. SET OWNER".into())],
+                    vec![Need::Admin {
+                        object_type: "DATABASE",
+                        name: name.clone(),
+                    }],
                 )
             } else {
                 (
@@ -515,7 +610,14 @@ pub async fn needs(
         ),
         // Filtered to what the user may see.
         HiveStatement::ShowTables { .. } => ("SHOWTABLES", Vec::new()),
-        HiveStatement::MsckRepair(name) => ("MSCK", owner(find_table(ms, current_db, name).await?)),
+        HiveStatement::MsckRepair(name) => (
+            "MSCK",
+            vec![Need::Admin {
+                object_type: "TABLE_OR_VIEW",
+                name: qualified(current_db, name),
+            }],
+        ),
+
         HiveStatement::LoadData {
             overwrite, table, ..
         } => (
@@ -536,11 +638,22 @@ pub async fn needs(
                 false,
             ),
         ),
-        HiveStatement::InsertDirectory { .. } => (
-            "QUERY",
-            vec![Need::Admin("INSERT OVERWRITE DIRECTORY".into())],
-        ),
-    })
+        HiveStatement::InsertDirectory { .. } => ("QUERY", Vec::new()),
+    };
+    // A path can name another table's files (the warehouse is always reachable), and every
+    // user is the same user to the file system, so the file-system permissions Hive's URI
+    // privileges rest on mean nothing here: naming a path is for admins.
+    for (clause, path) in stmt.named_paths() {
+        needs.push(Need::Admin {
+            object_type: if clause.contains("LOCAL") {
+                "LOCAL_URI"
+            } else {
+                "DFS_URI"
+            },
+            name: path.to_string(),
+        });
+    }
+    Ok((operation, needs))
 }
 
 fn write_privileges(overwrite: bool) -> Vec<&'static str> {
@@ -551,10 +664,14 @@ fn write_privileges(overwrite: bool) -> Vec<&'static str> {
     }
 }
 
+/// The end of Hive's refusals of what only a current admin may do.
+const ADMIN_ONLY: &str =
+    "User has to belong to ADMIN role and have it as current role, for this action.";
+
 /// Hive's refusal of a command only a current admin may run.
 fn not_admin(user: &str, action: &str) -> SqlError {
-    SqlError::Denied(format!(
-        "Current user : {user} is not allowed to {action}. User has to belong to ADMIN role and have it as current role, for this action."
+    SqlError::ddl(format!(
+        "Current user : {user} is not allowed to {action}. {ADMIN_ONLY}"
     ))
 }
 
@@ -591,7 +708,7 @@ pub async fn run(
             if !s.admin {
                 return Err(not_admin(user, "add roles"));
             }
-            if RESERVED.contains(&name.as_str()) || name == ADMIN || name == PUBLIC {
+            if RESERVED.contains(&name.as_str()) || BUILTIN_ROLES.contains(&name.as_str()) {
                 return Err(ddl_error(format!(
                     "Error create role: Role name cannot be one of the reserved roles: [ALL, DEFAULT, NONE] and cannot be {ADMIN} or {PUBLIC}: {name}"
                 )));
@@ -730,11 +847,12 @@ pub async fn run(
             to,
             admin_option,
         } => {
+            let mut changes = Vec::new();
             for role in &roles {
                 role_admin(ms_ref, &s, role, "grant").await?;
                 for p in &to {
                     let (kind, name) = principal_parts(p);
-                    ms.put_grant(&Grant {
+                    changes.push(GrantChange::Put(Grant {
                         object: GrantObject::Role { name: role.clone() },
                         principal_name: name.to_string(),
                         principal_type: kind,
@@ -743,16 +861,15 @@ pub async fn run(
                         grantor: user.to_string(),
                         grantor_type: PrincipalType::User,
                         grant_time: now(),
-                    })
-                    .await
-                    .map_err(|e| match e {
-                        MetastoreError::NoSuchObject(what) => ddl_error(format!(
-                            "Error granting roles for {name} to role {role}: {what} does not exist"
-                        )),
-                        other => meta(other),
-                    })?;
+                    }));
                 }
             }
+            ms.change_grants(&changes).await.map_err(|e| match e {
+                MetastoreError::NoSuchObject(what) => {
+                    ddl_error(format!("Error granting roles: {what} does not exist"))
+                }
+                other => meta(other),
+            })?;
             Ok(Prepared::Done)
         }
         AuthzStatement::RevokeRole {
@@ -760,23 +877,26 @@ pub async fn run(
             from,
             admin_option_only,
         } => {
+            let mut changes = Vec::new();
             for role in &roles {
                 role_admin(ms_ref, &s, role, "revoke").await?;
                 for p in &from {
                     let (kind, name) = principal_parts(p);
-                    let object = GrantObject::Role { name: role.clone() };
-                    if !ms
-                        .revoke_grant(&object, (kind, name), "MEMBER", admin_option_only)
-                        .await
-                        .map_err(meta)?
-                    {
-                        return Err(ddl_error(format!(
-                            "Error revoking roles for {name} from role {role}: {} {name} does not have role {role}",
-                            kind.as_str()
-                        )));
-                    }
+                    changes.push(GrantChange::Revoke {
+                        object: GrantObject::Role { name: role.clone() },
+                        principal_type: kind,
+                        principal_name: name.to_string(),
+                        privilege: "MEMBER".into(),
+                        option_only: admin_option_only,
+                    });
                 }
             }
+            ms.change_grants(&changes).await.map_err(|e| match e {
+                MetastoreError::NoSuchObject(what) => ddl_error(format!(
+                    "Error revoking roles: {what}: the principal does not have the role"
+                )),
+                other => meta(other),
+            })?;
             Ok(Prepared::Done)
         }
         AuthzStatement::Grant {
@@ -785,25 +905,21 @@ pub async fn run(
             to,
             grant_option,
         } => {
-            let Some(target) = find_table(ms_ref, current_db, &name).await? else {
-                return Err(SqlError::TableNotFound(qualified(current_db, &name)));
-            };
-            let privs: Vec<&'static str> = static_privileges(&privileges);
-            auth.check(
+            let target = grant_target(
+                auth,
                 ms_ref,
                 &s,
+                current_db,
+                &name,
+                &privileges,
                 "GRANT_PRIVILEGE",
-                &[Need::Privileges {
-                    table: target.clone(),
-                    privileges: privs,
-                    grant: true,
-                }],
             )
             .await?;
+            let mut changes = Vec::new();
             for p in &to {
                 let (kind, holder) = principal_parts(p);
                 for privilege in &privileges {
-                    ms.put_grant(&Grant {
+                    changes.push(GrantChange::Put(Grant {
                         object: table_object(&target.database, &target.name),
                         principal_name: holder.to_string(),
                         principal_type: kind,
@@ -812,16 +928,15 @@ pub async fn run(
                         grantor: user.to_string(),
                         grantor_type: PrincipalType::User,
                         grant_time: now(),
-                    })
-                    .await
-                    .map_err(|e| match e {
-                        MetastoreError::NoSuchObject(what) => {
-                            ddl_error(format!("Error granting privileges: {what} does not exist"))
-                        }
-                        other => meta(other),
-                    })?;
+                    }));
                 }
             }
+            ms.change_grants(&changes).await.map_err(|e| match e {
+                MetastoreError::NoSuchObject(what) => {
+                    ddl_error(format!("Error granting privileges: {what} does not exist"))
+                }
+                other => meta(other),
+            })?;
             Ok(Prepared::Done)
         }
         AuthzStatement::Revoke {
@@ -830,36 +945,59 @@ pub async fn run(
             from,
             grant_option_only,
         } => {
-            let Some(target) = find_table(ms_ref, current_db, &name).await? else {
-                return Err(SqlError::TableNotFound(qualified(current_db, &name)));
-            };
-            auth.check(
+            let target = grant_target(
+                auth,
                 ms_ref,
                 &s,
+                current_db,
+                &name,
+                &privileges,
                 "REVOKE_PRIVILEGE",
-                &[Need::Privileges {
-                    table: target.clone(),
-                    privileges: static_privileges(&privileges),
-                    grant: true,
-                }],
             )
             .await?;
             let object = table_object(&target.database, &target.name);
+            let mut changes = Vec::new();
             for p in &from {
                 let (kind, holder) = principal_parts(p);
                 for privilege in &privileges {
-                    if !ms
-                        .revoke_grant(&object, (kind, holder), privilege, grant_option_only)
-                        .await
-                        .map_err(meta)?
-                    {
-                        return Err(ddl_error(format!(
-                            "Error revoking privileges: Cannot find privilege Privilege [name={privilege}, columns=null] for Principal [name={holder}, type={}] on Object [type=TABLE_OR_VIEW, name={}]",
-                            kind.as_str(),
-                            object_name(&target)
-                        )));
-                    }
+                    changes.push(GrantChange::Revoke {
+                        object: object.clone(),
+                        principal_type: kind,
+                        principal_name: holder.to_string(),
+                        privilege: privilege.clone(),
+                        option_only: grant_option_only,
+                    });
                 }
+            }
+            // All or nothing: the first privilege not held names the error.
+            if let Err(e) = ms.change_grants(&changes).await {
+                let MetastoreError::NoSuchObject(_) = e else {
+                    return Err(meta(e));
+                };
+                let held = ms.grants_on(&object).await.map_err(meta)?;
+                let missing = changes.iter().find_map(|c| match c {
+                    GrantChange::Revoke {
+                        principal_type,
+                        principal_name,
+                        privilege,
+                        ..
+                    } if !held.iter().any(|g| {
+                        g.principal_type == *principal_type
+                            && g.principal_name == *principal_name
+                            && g.privilege == *privilege
+                    }) =>
+                    {
+                        Some((*principal_type, principal_name.clone(), privilege.clone()))
+                    }
+                    _ => None,
+                });
+                let (kind, holder, privilege) =
+                    missing.unwrap_or((PrincipalType::User, String::new(), String::new()));
+                return Err(ddl_error(format!(
+                    "Error revoking privileges: Cannot find privilege Privilege [name={privilege}, columns=null] for Principal [name={holder}, type={}] on Object [type=TABLE_OR_VIEW, name={}]",
+                    kind.as_str(),
+                    object_name(&target)
+                )));
             }
             Ok(Prepared::Done)
         }
@@ -867,6 +1005,32 @@ pub async fn run(
             principal,
             table: on,
         } => show_grant(ms_ref, &s, current_db, principal, on).await,
+    }
+}
+
+/// The table a GRANT or REVOKE is on, once `s` is found to hold `privileges` on it WITH GRANT
+/// OPTION (a denial is a DDL task's error in Hive, with the same words as a query's).
+async fn grant_target(
+    auth: &Authorization,
+    ms: &dyn Metastore,
+    s: &Subject,
+    current_db: &str,
+    name: &TableName,
+    privileges: &[String],
+    operation: &str,
+) -> Result<Table, SqlError> {
+    let Some(target) = find_table(ms, current_db, name).await? else {
+        return Err(SqlError::TableNotFound(qualified(current_db, name)));
+    };
+    let need = Need::Privileges {
+        table: target.clone(),
+        privileges: static_privileges(privileges),
+        grant: true,
+    };
+    match auth.check(ms, s, operation, &[need]).await {
+        Ok(()) => Ok(target),
+        Err(SqlError::Denied(text)) => Err(ddl_error(format!("Permission denied: {text}"))),
+        Err(e) => Err(e),
     }
 }
 
@@ -904,7 +1068,7 @@ async fn role_admin(
     if with_admin {
         Ok(())
     } else {
-        Err(SqlError::Denied(format!(
+        Err(SqlError::ddl(format!(
             "Current user : {} is not allowed to {verb} role. User has to belong to ADMIN role and have it as current role, for this action. Otherwise, grantor need to have ADMIN OPTION on role being granted and have it as a current role for this action.",
             s.user
         )))
@@ -912,8 +1076,7 @@ async fn role_admin(
 }
 
 /// SHOW GRANT: Hive's ten columns; owners' implied privileges are shown as grants by the
-/// owner to themselves. A non-admin sees the grants held by them or their current roles, and
-/// those on their own tables.
+/// owner to themselves. A non-admin may ask only for their own grants or a current role's.
 async fn show_grant(
     ms: &dyn Metastore,
     s: &Subject,
@@ -921,6 +1084,27 @@ async fn show_grant(
     principal: Option<Principal>,
     on: Option<TableName>,
 ) -> Result<Prepared, SqlError> {
+    // Hive's rule: only a current admin sees others' grants.
+    if !s.admin {
+        let refusal = match &principal {
+            None => Some(format!(
+                "User : {} has to specify a user name or role in the show grant.",
+                s.user
+            )),
+            Some(Principal::User(u)) if *u != s.user => Some(format!(
+                "User : {} is not allowed check privileges of another user : {u}.",
+                s.user
+            )),
+            Some(Principal::Role(r)) if !s.roles.contains(r) => Some(format!(
+                "User : {} is not allowed check privileges of a role it does not belong to : {r}.",
+                s.user
+            )),
+            _ => None,
+        };
+        if let Some(text) = refusal {
+            return Err(ddl_error(format!("{text} {ADMIN_ONLY}")));
+        }
+    }
     let mut grants: Vec<Grant> = match &on {
         Some(name) => {
             let Some(t) = find_table(ms, current_db, name).await? else {
@@ -952,31 +1136,6 @@ async fn show_grant(
                 }
             }
         }
-    }
-    if !s.admin {
-        // Grants held by the user or their roles, and every grant on the user's own tables
-        // (which they may grant and revoke).
-        let mut owned: BTreeMap<GrantObject, bool> = BTreeMap::new();
-        let mut kept = Vec::with_capacity(grants.len());
-        for g in grants {
-            let own = match (&g.object, owned.get(&g.object)) {
-                (_, Some(own)) => *own,
-                (GrantObject::Table { database, name }, None) => {
-                    let own = ms
-                        .get_table(database, name)
-                        .await
-                        .map_err(meta)?
-                        .is_some_and(|t| t.owner == s.user);
-                    owned.insert(g.object.clone(), own);
-                    own
-                }
-                (GrantObject::Role { .. }, None) => false,
-            };
-            if own || holds(s, &g) {
-                kept.push(g);
-            }
-        }
-        grants = kept;
     }
     grants.sort_by(|a, b| {
         (&a.object, &a.principal_name, &a.privilege).cmp(&(
@@ -1068,5 +1227,43 @@ impl Visibility {
             }
         }
         Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(sql: &str) -> Vec<String> {
+        let statement = crate::session::parse_one(sql).unwrap();
+        relations(&statement).iter().map(|p| p.join(".")).collect()
+    }
+
+    #[test]
+    fn with_names_are_scoped_as_datafusion_scopes_them() {
+        assert_eq!(
+            read("SELECT * FROM a JOIN db.b ON true WHERE x IN (SELECT y FROM c)"),
+            ["a", "db.b", "c"]
+        );
+        // The body sees the WITH name; the definition does not see itself.
+        assert_eq!(read("WITH s AS (SELECT * FROM s) SELECT * FROM s"), ["s"]);
+        assert!(read("WITH s AS (SELECT 1 AS x) SELECT * FROM s").is_empty());
+        assert!(read(
+            "WITH RECURSIVE s AS (SELECT 1 AS x UNION ALL SELECT x FROM s) SELECT * FROM s"
+        )
+        .is_empty());
+        // A quoted name keeps its case; an unquoted reference does not match it.
+        assert_eq!(read("WITH `S` AS (SELECT 1 AS x) SELECT * FROM s"), ["s"]);
+        // A definition sees only the ones before it; a query outside sees none of them.
+        assert_eq!(
+            read("WITH a AS (SELECT * FROM b), b AS (SELECT 1 AS x) SELECT * FROM a, b"),
+            ["b"]
+        );
+        assert_eq!(
+            read("SELECT * FROM t, (WITH t AS (SELECT 1 AS x) SELECT * FROM t) s"),
+            ["t"]
+        );
+        // Nested: an inner query sees the outer WITH.
+        assert!(read("WITH t AS (SELECT 1 AS x) SELECT * FROM (SELECT * FROM t) u").is_empty());
     }
 }

@@ -739,10 +739,13 @@ impl SqlSession {
                     .collect();
             if relations
                 .iter()
-                .any(|r| r.len() > 1 && r[r.len() - 2] == "information_schema")
+                .any(|r| r.len() > 1 && r[r.len() - 2].eq_ignore_ascii_case("information_schema"))
             {
                 // DataFusion's catalog views list every table, whatever the grants.
-                needs.push(Need::Admin("information_schema".into()));
+                needs.push(Need::Admin {
+                    object_type: "DATABASE",
+                    name: "information_schema".into(),
+                });
             }
             if !matches!(
                 statement,
@@ -751,14 +754,18 @@ impl SqlSession {
             ) {
                 // DataFusion's own DDL and DML (CREATE EXTERNAL TABLE, COPY, its SHOW and
                 // DROP forms) bypass Hive's statements: admins only.
-                needs.push(Need::Admin(
-                    statement
-                        .to_string()
-                        .split_whitespace()
-                        .take(2)
-                        .collect::<Vec<_>>()
-                        .join(" "),
-                ));
+                needs.push(Need::Admin {
+                    object_type: "COMMAND_PARAMS",
+                    name: format!(
+                        "[{}]",
+                        statement
+                            .to_string()
+                            .split_whitespace()
+                            .take(2)
+                            .collect::<Vec<_>>()
+                            .join(" ")
+                    ),
+                });
             }
             auth.check(self.metastore.as_ref(), &subject, "QUERY", &needs)
                 .await?;
