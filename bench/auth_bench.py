@@ -4,7 +4,10 @@ hive.server2.authentication=LDAP, with Hive's login cookie (the default) and wit
 binary transport, which logs in once per connection, alongside. Counts the directory logins
 from the audit log and times STATEMENTS `SELECT 1` round trips through impyla; then times the
 server's side alone: REQUESTS HTTP requests on one keep-alive connection (http.client), each
-past the login, with Basic credentials and with the cookie.
+past the login, with Basic credentials and with the cookie. Last, what SQL-standard
+authorization costs a statement: STATEMENTS `SELECT count(*) FROM t` through PyHive (binary,
+NONE) by the table's owner, by a user granted SELECT through a role, and with authorization
+off.
 
 Usage: APIARY_BIN=$CARGO_TARGET_DIR/<profile>/apiary python bench/auth_bench.py [STATEMENTS]
 (slapd from Debian's package, as the tests use it).
@@ -68,6 +71,48 @@ def per_request(srv):
     return out
 
 
+def authorization_cost():
+    """ms/statement of a one-table query with authorization off, by the owner, and through a
+    role."""
+    from pyhive import hive
+
+    def cursor(srv, user):
+        return hive.connect(host="127.0.0.1", port=srv.binary_port, username=user,
+                            auth="NONE").cursor()
+
+    def timed(cur):
+        cur.execute("SELECT count(*) FROM t")
+        cur.fetchall()
+        t = time.perf_counter()
+        for _ in range(STATEMENTS):
+            cur.execute("SELECT count(*) FROM t")
+            cur.fetchall()
+        return (time.perf_counter() - t) * 1000 / STATEMENTS
+
+    out = []
+    for enabled in ("false", "true"):
+        srv = Server("--hiveconf", f"hive.security.authorization.enabled={enabled}",
+                     "--hiveconf", "hive.users.in.admin.role=root")
+        try:
+            owner = cursor(srv, "alice")
+            owner.execute("CREATE TABLE t (a INT)")
+            owner.execute("INSERT INTO t VALUES (1), (2)")
+            if enabled == "false":
+                out.append(("authorization off", timed(owner)))
+                continue
+            root = cursor(srv, "root")
+            root.execute("SET ROLE ADMIN")
+            root.execute("CREATE ROLE readers")
+            root.execute("GRANT readers TO USER bob")
+            owner.execute("GRANT SELECT ON t TO ROLE readers")
+            out.append(("on, the owner", timed(owner)))
+            out.append(("on, SELECT through a role", timed(cursor(srv, "bob"))))
+        finally:
+            srv.stop()
+            shutil.rmtree(srv.data, ignore_errors=True)
+    return out
+
+
 def main():
     ldap = Slapd()
     try:
@@ -96,6 +141,9 @@ def main():
         print(f"{'hive.server2.auth cookie':<32} {timing[1]:.3f} ms/request")
     finally:
         ldap.stop()
+    print(f"\n{STATEMENTS} x SELECT count(*) FROM t through PyHive (binary), SQL-standard authorization")
+    for label, ms in authorization_cost():
+        print(f"{label:<32} {ms:.2f} ms/statement")
 
 
 if __name__ == "__main__":

@@ -145,8 +145,12 @@ def test_show_grant_and_listings(srv):
               for t in (s["db_schema_tables"] or [])}
     fl.close()
     assert "listed" in listed and "unlisted" not in listed, listed
-    # DataFusion's information_schema would list every table: admins only.
+    # DataFusion's information_schema would list every table: admins only. What names no
+    # table is anyone's.
     assert "ADMIN PRIVILEGE" in refused(dave, "SELECT table_name FROM information_schema.tables")
+    assert rows(dave, "SELECT count(*) FROM range(3)") == [(3,)]
+    assert any(r[0] == "upper" for r in rows(dave, "SHOW FUNCTIONS"))
+    assert rows(dave, "EXPLAIN SELECT 1")
 
 
 def test_roles_and_the_admin_role(srv):

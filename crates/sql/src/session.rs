@@ -751,6 +751,8 @@ impl SqlSession {
                 statement,
                 datafusion::sql::sqlparser::ast::Statement::Query(_)
                     | datafusion::sql::sqlparser::ast::Statement::Explain { .. }
+                    | datafusion::sql::sqlparser::ast::Statement::ShowFunctions { .. }
+                    | datafusion::sql::sqlparser::ast::Statement::ShowVariable { .. }
             ) {
                 // DataFusion's own DDL and DML (CREATE EXTERNAL TABLE, COPY, its SHOW and
                 // DROP forms) bypass Hive's statements: admins only.
