@@ -598,6 +598,28 @@ def test_impersonation_follows_the_proxyuser_rules(ldap):
         off.stop()
 
 
+def test_impersonation_by_group_membership(ldap):
+    """hadoop.proxyuser.<u>.groups: alice may act as members of `builders` (bob, in the
+    directory's groupOfNames), not as carol (in `analysts`)."""
+    srv = _server_with(ldap, "hadoop.proxyuser.alice.hosts=*",
+                       "hadoop.proxyuser.alice.groups=builders",
+                       f"hive.server2.authentication.ldap.groupDNPattern=cn=%s,{GROUPS}")
+    try:
+        conn = pyhive(srv, "alice", "wonderland", configuration={"hive.server2.proxy.user": "bob"})
+        assert _whoami(conn) == "bob"
+        conn.close()
+        with pytest.raises(Exception) as e:
+            pyhive(srv, "alice", "wonderland", configuration={"hive.server2.proxy.user": "carol"})
+        assert "Failed to validate proxy privilege of alice for carol" in str(e.value)
+        # A name that could break out of the search filter finds no group.
+        with pytest.raises(Exception) as e:
+            pyhive(srv, "alice", "wonderland", configuration={"hive.server2.proxy.user": "*)(cn=*"})
+        assert "Failed to validate proxy privilege" in str(e.value)
+        assert _whoami(_http_as(srv, "alice", "wonderland", "bob")) == "bob"
+    finally:
+        srv.stop()
+
+
 def test_ldaps_to_the_directory(certs):  # noqa: F811 - the certs fixture
     """hive.server2.authentication.ldap.url=ldaps://: the directory's certificate is checked
     against apiary.authentication.ldap.ca.file; a directory signed by another CA gets no

@@ -314,7 +314,7 @@ pub const KEYS: &[(&str, &str, &str)] = &[
     (
         "hive.server2.allow.user.substitution",
         "true",
-        "whether a session may act as another user (hive.server2.proxy.user in its configuration, or doAs over HTTP); with a password mode, only as the hadoop.proxyuser.<user>.hosts / .users / .groups rules allow (hosts: client addresses or *; users: names or *; groups: only * is honoured)",
+        "whether a session may act as another user (hive.server2.proxy.user in its configuration, or doAs over HTTP); with a password mode, only as the hadoop.proxyuser.<user>.hosts / .users / .groups rules allow (hosts: client addresses or *; users: names or *; groups: * or group names, looked up in the LDAP directory for the user acted as)",
     ),
     (
         "apiary.secrets.key.file",

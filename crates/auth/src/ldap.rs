@@ -155,24 +155,78 @@ impl LdapAuthenticator {
         Ok(Self { config })
     }
 
-    /// Binds each candidate name on one directory; `Ok(true)` when one bound.
-    async fn try_url(&self, url: &str, names: &[String], password: &str) -> Result<bool, String> {
+    /// A connection to one directory, with the task driving it (aborted when dropped, so
+    /// a call cut off by its deadline keeps no task or socket of ours).
+    async fn connect(&self, url: &str) -> Result<(Ldap, AbortOnDrop), String> {
         let mut settings = LdapConnSettings::new().set_conn_timeout(self.config.timeout);
         if let Some(tls) = &self.config.tls {
             // Always our configuration (ring, TLS 1.2/1.3, the configured CAs): ldap3's own
             // would look for a process-wide crypto provider.
             settings = settings.set_config(tls.clone());
         }
-        let (conn, mut ldap) = LdapConnAsync::with_settings(settings, url)
+        let (conn, ldap) = LdapConnAsync::with_settings(settings, url)
             .await
             .map_err(|e| format!("{url}: {e}"))?;
-        // The connection's driver ends with this call, however it ends (the login's deadline
-        // drops it mid-way): a hung directory keeps no task or socket of ours.
-        let _driver = AbortOnDrop(tokio::spawn(async move {
+        let driver = AbortOnDrop(tokio::spawn(async move {
             if let Err(e) = conn.drive().await {
                 tracing::debug!(error = %e, "LDAP connection ended");
             }
         }));
+        Ok((ldap, driver))
+    }
+
+    /// The groups (`cn`s of `groupClassKey` entries whose `groupMembershipKey` names the
+    /// user's DN) of `user` in one directory, read anonymously or as the service account.
+    async fn groups_at(&self, url: &str, user: &str) -> Result<Vec<String>, String> {
+        let (mut ldap, _driver) = self.connect(url).await?;
+        let candidates = self.config.candidates(user);
+        let dns = match &self.config.bind_dn {
+            None => candidates,
+            Some((dn, pw)) => self.find_user(&mut ldap, dn, pw, &candidates).await?,
+        };
+        let c = &self.config;
+        let bases: Vec<String> = if c.group_dn_patterns.is_empty() {
+            vec![c.base_dn.clone().unwrap_or_default()]
+        } else {
+            c.group_dn_patterns
+                .iter()
+                .filter_map(|p| split_first_rdn(p).map(|(_, parent)| parent.to_string()))
+                .collect()
+        };
+        let mut groups = Vec::new();
+        for dn in &dns {
+            let filter = format!(
+                "(&(objectClass={})({}={}))",
+                ldap_escape(c.group_class_key.as_str()),
+                ldap_escape(c.group_membership_key.as_str()),
+                ldap_escape(dn.as_str())
+            );
+            for base in &bases {
+                let r = ldap
+                    .search(base, Scope::Subtree, &filter, vec!["cn"])
+                    .await
+                    .map_err(|e| format!("{url}: {e}"))?;
+                if r.1.rc != 0 && r.1.rc != 32 {
+                    return Err(format!(
+                        "{url}: LDAP search failed ({}): {}",
+                        r.1.rc, r.1.text
+                    ));
+                }
+                for entry in r.0 {
+                    let entry = ldap3::SearchEntry::construct(entry);
+                    groups.extend(entry.attrs.get("cn").cloned().unwrap_or_default());
+                }
+            }
+        }
+        let _ = tokio::time::timeout(self.config.timeout, ldap.unbind()).await;
+        groups.sort();
+        groups.dedup();
+        Ok(groups)
+    }
+
+    /// Binds each candidate name on one directory; `Ok(true)` when one bound.
+    async fn try_url(&self, url: &str, names: &[String], password: &str) -> Result<bool, String> {
+        let (mut ldap, _driver) = self.connect(url).await?;
         let found;
         let names = match &self.config.bind_dn {
             None => names,
@@ -327,6 +381,26 @@ impl LdapAuthenticator {
 impl Authenticator for LdapAuthenticator {
     fn mode(&self) -> &'static str {
         "LDAP"
+    }
+
+    async fn groups_of(&self, user: &str) -> Result<Vec<String>, AuthError> {
+        let lookup = async {
+            let mut last = String::from("no LDAP URL");
+            for url in &self.config.urls {
+                match self.groups_at(url, user).await {
+                    Ok(groups) => return Ok(groups),
+                    Err(e) => last = e,
+                }
+            }
+            Err(AuthError::Unavailable(last))
+        };
+        tokio::time::timeout(self.config.timeout, lookup)
+            .await
+            .unwrap_or_else(|_| {
+                Err(AuthError::Unavailable(
+                    "the directory did not answer in time".into(),
+                ))
+            })
     }
 
     async fn authenticate(&self, user: &str, password: &str) -> Result<(), AuthError> {

@@ -36,6 +36,13 @@ pub trait Authenticator: Send + Sync + std::fmt::Debug {
     /// Accepts `user` with `password`, or says why not. Blank input never reaches this:
     /// [`check_blank`] refuses it first.
     async fn authenticate(&self, user: &str, password: &str) -> Result<(), AuthError>;
+
+    /// The groups `user` is in, where the mode knows them (Hadoop's
+    /// `hadoop.proxyuser.<u>.groups` rules ask); none by default.
+    async fn groups_of(&self, user: &str) -> Result<Vec<String>, AuthError> {
+        let _ = user;
+        Ok(Vec::new())
+    }
 }
 
 /// Refuses a blank user or password before any directory is asked: a simple bind with an

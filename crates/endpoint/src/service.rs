@@ -337,7 +337,10 @@ async fn dispatch(
                 proxy_user: client.proxy_user.clone(),
             };
             let protocol = req.client_protocol.0.clamp(0, SERVER_PROTOCOL);
-            match gw.open_session(&who, session_request(&conf, protocol)) {
+            match gw
+                .open_session(&who, session_request(&conf, protocol))
+                .await
+            {
                 Ok(session) => {
                     tracing::info!(user = %user, session = %session.handle(), protocol = session.protocol() + 1, "session opened");
                     opened.push(session.handle());

@@ -403,6 +403,7 @@ impl arrow_flight::sql::server::FlightSqlService for ApiaryFlightSql {
         let session = self
             .gateway
             .open_session(&client, SessionRequest::default())
+            .await
             .map_err(|e| status(&e))?;
         let token = hex(&rand::random::<[u8; 32]>());
         {

@@ -33,7 +33,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         address: None,
         proxy_user: None,
     };
-    let session = gateway.open_session(&client, SessionRequest::default())?;
+    let session = gateway
+        .open_session(&client, SessionRequest::default())
+        .await?;
     for _ in 0..runs {
         let started = Instant::now();
         let op = gateway

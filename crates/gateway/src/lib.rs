@@ -125,14 +125,31 @@ pub struct ProxyRule {
     pub hosts: Vec<String>,
     /// Users it may act as.
     pub users: Vec<String>,
-    /// Groups whose members it may act as (only `*` is honoured: group membership is not
-    /// looked up).
+    /// Groups whose members it may act as (`*` for any; else the groups the directory lists
+    /// for the user acted as).
     pub groups: Vec<String>,
 }
 
 impl Impersonation {
-    /// Whether `real`, connecting from `address`, may act as `proxy`; Hive's error otherwise.
-    fn check(&self, real: &str, proxy: &str, address: Option<IpAddr>) -> Result<(), GatewayError> {
+    /// Whether deciding for `real` needs the groups of the user acted as (a `.groups` rule
+    /// naming groups).
+    pub fn needs_groups(&self, real: &str) -> bool {
+        self.checked
+            && self
+                .rules
+                .get(real)
+                .is_some_and(|r| r.groups.iter().any(|g| g != "*"))
+    }
+
+    /// Whether `real`, connecting from `address`, may act as `proxy`, who is in
+    /// `proxy_groups`; Hive's error otherwise.
+    fn check(
+        &self,
+        real: &str,
+        proxy: &str,
+        address: Option<IpAddr>,
+        proxy_groups: &[String],
+    ) -> Result<(), GatewayError> {
         if !self.allowed {
             return Err(GatewayError::Proxy(
                 "Proxy user substitution is not allowed".into(),
@@ -153,7 +170,10 @@ impl Impersonation {
             .iter()
             .any(|h| h == "*" || Some(h) == address.as_ref());
         let user_ok = rule.users.iter().any(|u| u == "*" || u == proxy)
-            || rule.groups.iter().any(|g| g == "*");
+            || rule
+                .groups
+                .iter()
+                .any(|g| g == "*" || proxy_groups.contains(g));
         if host_ok && user_ok {
             Ok(())
         } else {
@@ -347,12 +367,12 @@ impl Gateway {
     }
 
     /// Opens a session for `client`.
-    pub fn open_session(
+    pub async fn open_session(
         &self,
         client: &Client,
         request: SessionRequest,
     ) -> Result<Arc<Session>, GatewayError> {
-        let opened = self.open_session_unaudited(client, request);
+        let opened = self.open_session_unaudited(client, request).await;
         self.audit(audit::AuditEvent::SessionOpen {
             user: &client.user,
             address: client.address,
@@ -362,7 +382,7 @@ impl Gateway {
         opened
     }
 
-    fn open_session_unaudited(
+    async fn open_session_unaudited(
         &self,
         client: &Client,
         request: SessionRequest,
@@ -373,9 +393,16 @@ impl Gateway {
             .or_else(|| client.proxy_user.clone())
             .filter(|p| !p.is_empty() && *p != client.user);
         if let Some(p) = &proxy {
-            self.config
-                .impersonation
-                .check(&client.user, p, client.address)?;
+            let rules = &self.config.impersonation;
+            // Hadoop's `.groups` rule: the groups of the user acted as, from the directory.
+            let groups = match (&self.config.authenticator, rules.needs_groups(&client.user)) {
+                (Some(auth), true) => auth.groups_of(p).await.unwrap_or_else(|e| {
+                    tracing::warn!(user = %p, reason = %e, "cannot read the groups of a proxy user");
+                    Vec::new()
+                }),
+                _ => Vec::new(),
+            };
+            rules.check(&client.user, p, client.address, &groups)?;
         }
         let user = proxy.as_deref().unwrap_or(client.user.as_str());
         let opts = SessionOptions {
@@ -848,22 +875,41 @@ mod impersonation_tests {
         let local: Option<IpAddr> = "127.0.0.1".parse().ok();
         let other: Option<IpAddr> = "10.0.0.9".parse().ok();
         let r = rules(&["127.0.0.1"], &["bob"], &[]);
-        assert!(r.check("alice", "bob", local).is_ok());
-        assert!(r.check("alice", "bob", other).is_err(), "host not listed");
-        assert!(r.check("alice", "bob", None).is_err(), "address unknown");
-        assert!(r.check("alice", "carol", local).is_err(), "user not listed");
-        assert!(r.check("carol", "bob", local).is_err(), "no rule");
+        assert!(r.check("alice", "bob", local, &[]).is_ok());
+        assert!(
+            r.check("alice", "bob", other, &[]).is_err(),
+            "host not listed"
+        );
+        assert!(
+            r.check("alice", "bob", None, &[]).is_err(),
+            "address unknown"
+        );
+        assert!(
+            r.check("alice", "carol", local, &[]).is_err(),
+            "user not listed"
+        );
+        assert!(r.check("carol", "bob", local, &[]).is_err(), "no rule");
         let any = rules(&["*"], &[], &["*"]);
-        assert!(any.check("alice", "carol", other).is_ok());
+        assert!(any.check("alice", "carol", other, &[]).is_ok());
+        // A groups rule: members of the listed groups (the directory's answer) may be acted as.
+        let by_group = rules(&["*"], &[], &["builders"]);
+        assert!(by_group.needs_groups("alice") && !by_group.needs_groups("carol"));
+        assert!(!any.needs_groups("alice"));
+        let builders = ["builders".to_string()];
+        assert!(by_group.check("alice", "bob", local, &builders).is_ok());
+        assert!(by_group.check("alice", "carol", local, &[]).is_err());
         let none = rules(&[], &["bob"], &[]);
-        assert!(none.check("alice", "bob", local).is_err(), "hosts unset");
+        assert!(
+            none.check("alice", "bob", local, &[]).is_err(),
+            "hosts unset"
+        );
         let unchecked = Impersonation::default();
-        assert!(unchecked.check("x", "y", None).is_ok());
+        assert!(unchecked.check("x", "y", None, &[]).is_ok());
         let off = Impersonation {
             allowed: false,
             ..Impersonation::default()
         };
-        let e = off.check("x", "y", None).err().map(|e| e.message());
+        let e = off.check("x", "y", None, &[]).err().map(|e| e.message());
         assert_eq!(e.as_deref(), Some("Proxy user substitution is not allowed"));
     }
 }

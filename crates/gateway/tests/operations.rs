@@ -42,6 +42,7 @@ async fn fixture(config: GatewayConfig) -> Fixture {
     };
     let session = gateway
         .open_session(&client, SessionRequest::default())
+        .await
         .unwrap()
         .handle();
     Fixture {

@@ -275,6 +275,7 @@ async fn run_file(path: &Path) -> Vec<String> {
     };
     let session = gateway
         .open_session(&client, SessionRequest::default())
+        .await
         .expect("session")
         .handle();
     let text = std::fs::read_to_string(path).expect("slt file");
