@@ -65,12 +65,16 @@ def test_owner_grant_revoke_and_denials(srv):
     assert denial("bob", "QUERY", select) in refused(
         bob, "WITH s AS (SELECT * FROM default.sales) SELECT count(*) FROM s")
     assert rows(bob, "WITH sales AS (SELECT 1 AS x) SELECT x FROM sales") == [(1,)]
+    # How names are read is the server's: a session cannot turn normalization off.
+    assert "Cannot modify datafusion.sql_parser.enable_ident_normalization" in refused(
+        bob, "SET datafusion.sql_parser.enable_ident_normalization=false")
     # A WITH name does not hide the table from its own definition, from a query beside it,
     # or under another spelling.
     for sql in ["WITH sales AS (SELECT * FROM sales) SELECT * FROM sales",
                 "WITH `SALES` AS (SELECT 1 AS x) SELECT * FROM sales",
                 "SELECT * FROM sales, (WITH sales AS (SELECT 1 AS x) SELECT * FROM sales) s",
-                "WITH a AS (SELECT * FROM sales), sales AS (SELECT 1 AS x) SELECT * FROM a"]:
+                "WITH a AS (SELECT * FROM sales), sales AS (SELECT 1 AS x) SELECT * FROM a",
+                "WITH RECURSIVE sales AS (SELECT * FROM sales) SELECT * FROM sales"]:
         assert denial("bob", "QUERY", select) in refused(bob, sql), sql
     assert denial("bob", "DESCTABLE", select) in refused(bob, "DESCRIBE sales")
 

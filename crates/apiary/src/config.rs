@@ -41,6 +41,8 @@ const STARTUP_PREFIXES: &[&str] = &[
     "javax.jdo.",
     "datafusion.catalog.",
     "datafusion.runtime.",
+    // How names are read: the authorization check reads them the same way.
+    "datafusion.sql_parser.",
 ];
 
 /// The modes `hive.server2.authentication` names.

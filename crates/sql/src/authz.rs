@@ -315,13 +315,12 @@ fn normalized(ident: &Ident) -> String {
 struct WithScope {
     names: Vec<String>,
     queries: Vec<*const Query>,
-    recursive: bool,
     visible: usize,
 }
 
 /// Collects the relations a statement reads, telling a reference to a WITH name from one to
 /// a table the way DataFusion scopes them: a query's WITH names are seen by its body and by the
-/// definitions after each one (a RECURSIVE definition also sees itself), and by the queries
+/// definitions after each one, and by the queries
 /// nested in them, but not by the definition's own body or anything outside the query.
 struct Relations {
     scopes: Vec<WithScope>,
@@ -353,7 +352,10 @@ impl Visitor for Relations {
     fn pre_visit_query(&mut self, query: &Query) -> ControlFlow<()> {
         if let Some(i) = self.definition_index(query) {
             if let Some(scope) = self.scopes.last_mut() {
-                scope.visible = if scope.recursive { i + 1 } else { i };
+                // Even in a RECURSIVE clause the name is checked as a table inside its own
+                // definition: DataFusion plans the static term (and a body without UNION)
+                // before the name exists, so there it is the catalog's table.
+                scope.visible = i;
             }
         }
         if let Some(with) = &query.with {
@@ -368,7 +370,6 @@ impl Visitor for Relations {
                     .iter()
                     .map(|c| &*c.query as *const Query)
                     .collect(),
-                recursive: with.recursive,
                 visible: 0,
             });
         }
