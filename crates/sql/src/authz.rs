@@ -458,16 +458,6 @@ pub async fn needs(
     current_db: &str,
     stmt: &HiveStatement,
 ) -> Result<(&'static str, Vec<Need>), SqlError> {
-    let owner = |t: Option<Table>| t.map(Need::TableOwner).into_iter().collect::<Vec<_>>();
-    let privileges = |t: Option<Table>, privileges: Vec<&'static str>, grant: bool| {
-        t.map(|table| Need::Privileges {
-            table,
-            privileges,
-            grant,
-        })
-        .into_iter()
-        .collect::<Vec<_>>()
-    };
     let db_owner = |db: Option<Database>| db.map(Need::DatabaseOwner).into_iter().collect();
     let (operation, mut needs): (&'static str, Vec<Need>) = match stmt {
         HiveStatement::CreateDatabase { .. } => ("CREATEDATABASE", Vec::new()),
@@ -506,11 +496,15 @@ pub async fn needs(
                 .unwrap_or_else(|| current_db.to_string());
             let mut needs: Vec<Need> = db_owner(ms.get_database(&db).await.map_err(meta)?);
             if let Some(like) = &ct.like {
-                needs.extend(privileges(
-                    find_table(ms, current_db, like).await?,
-                    vec!["SELECT"],
-                    false,
-                ));
+                needs.extend(
+                    on_table(
+                        ms,
+                        current_db,
+                        like,
+                        TableNeed::Privileges(vec!["SELECT"], false),
+                    )
+                    .await?,
+                );
             }
             let op = if ct.as_select.is_some() {
                 "CREATETABLE_AS_SELECT"
@@ -528,87 +522,20 @@ pub async fn needs(
             let db = name.db.clone().unwrap_or_else(|| current_db.to_string());
             let mut needs: Vec<Need> = db_owner(ms.get_database(&db).await.map_err(meta)?);
             if *or_replace {
-                needs.extend(owner(find_table(ms, current_db, name).await?));
+                needs.extend(on_table(ms, current_db, name, TableNeed::Owner).await?);
             }
             // The view's readers get what its creator could grant: SELECT WITH GRANT OPTION.
             if let Ok(parsed) = crate::session::parse_one(query) {
                 for source in tables_read(ms, current_db, &relations(&parsed)).await? {
-                    needs.extend(privileges(Some(source), vec!["SELECT"], true));
+                    needs.push(Need::Privileges {
+                        table: source,
+                        privileges: vec!["SELECT"],
+                        grant: true,
+                    });
                 }
             }
             ("CREATEVIEW", needs)
         }
-        HiveStatement::DropTable { view, name, .. } => (
-            if *view { "DROPVIEW" } else { "DROPTABLE" },
-            owner(find_table(ms, current_db, name).await?),
-        ),
-        HiveStatement::Truncate { name, .. } => (
-            "TRUNCATETABLE",
-            owner(find_table(ms, current_db, name).await?),
-        ),
-        HiveStatement::AlterTable { name, action } => match action {
-            AlterTable::AddPartitions(..) => (
-                "ALTERTABLE_ADDPARTS",
-                privileges(
-                    find_table(ms, current_db, name).await?,
-                    vec!["INSERT"],
-                    false,
-                ),
-            ),
-            AlterTable::DropPartitions(..) => (
-                "ALTERTABLE_DROPPARTS",
-                privileges(
-                    find_table(ms, current_db, name).await?,
-                    vec!["DELETE"],
-                    false,
-                ),
-            ),
-            AlterTable::Rename(_) => (
-                "ALTERTABLE_RENAME",
-                owner(find_table(ms, current_db, name).await?),
-            ),
-            _ => ("ALTERTABLE", owner(find_table(ms, current_db, name).await?)),
-        },
-        HiveStatement::Describe { name, .. } => (
-            "DESCTABLE",
-            privileges(
-                find_table(ms, current_db, name).await?,
-                vec!["SELECT"],
-                false,
-            ),
-        ),
-        HiveStatement::ShowCreateTable(name) => (
-            "SHOW_CREATETABLE",
-            privileges(
-                find_table(ms, current_db, name).await?,
-                vec!["SELECT"],
-                true,
-            ),
-        ),
-        HiveStatement::ShowTblProperties(name, _) => (
-            "SHOW_TBLPROPERTIES",
-            privileges(
-                find_table(ms, current_db, name).await?,
-                vec!["SELECT"],
-                false,
-            ),
-        ),
-        HiveStatement::ShowColumns(name) => (
-            "SHOWCOLUMNS",
-            privileges(
-                find_table(ms, current_db, name).await?,
-                vec!["SELECT"],
-                false,
-            ),
-        ),
-        HiveStatement::ShowPartitions(name, _) => (
-            "SHOWPARTITIONS",
-            privileges(
-                find_table(ms, current_db, name).await?,
-                vec!["SELECT"],
-                false,
-            ),
-        ),
         // Filtered to what the user may see.
         HiveStatement::ShowTables { .. } => ("SHOWTABLES", Vec::new()),
         HiveStatement::MsckRepair(name) => (
@@ -619,27 +546,30 @@ pub async fn needs(
             }],
         ),
 
-        HiveStatement::LoadData {
-            overwrite, table, ..
-        } => (
-            "LOAD",
-            privileges(
-                find_table(ms, current_db, table).await?,
-                write_privileges(*overwrite),
-                false,
-            ),
-        ),
-        HiveStatement::Insert {
-            overwrite, table, ..
-        } => (
-            "QUERY",
-            privileges(
-                find_table(ms, current_db, table).await?,
-                write_privileges(*overwrite),
-                false,
-            ),
-        ),
         HiveStatement::InsertDirectory { .. } => ("QUERY", Vec::new()),
+        // Listed, so a new statement must say what it needs.
+        HiveStatement::DropTable { .. }
+        | HiveStatement::Truncate { .. }
+        | HiveStatement::AlterTable { .. }
+        | HiveStatement::Describe { .. }
+        | HiveStatement::ShowCreateTable(_)
+        | HiveStatement::ShowTblProperties(..)
+        | HiveStatement::ShowColumns(_)
+        | HiveStatement::ShowPartitions(..)
+        | HiveStatement::LoadData { .. }
+        | HiveStatement::Insert { .. } => match table_need(stmt) {
+            Some((operation, name, need)) => {
+                (operation, on_table(ms, current_db, name, need).await?)
+            }
+            // (table_need covers every statement of this arm.)
+            None => (
+                "QUERY",
+                vec![Need::Admin {
+                    object_type: "COMMAND_PARAMS",
+                    name: "[unclassified statement]".into(),
+                }],
+            ),
+        },
     };
     // A path can name another table's files (the warehouse is always reachable), and every
     // user is the same user to the file system, so the file-system permissions Hive's URI
@@ -657,12 +587,79 @@ pub async fn needs(
     Ok((operation, needs))
 }
 
-fn write_privileges(overwrite: bool) -> Vec<&'static str> {
-    if overwrite {
-        vec!["INSERT", "DELETE"]
-    } else {
-        vec!["INSERT"]
-    }
+/// What a statement needs on the one table it names.
+enum TableNeed {
+    /// Its ownership.
+    Owner,
+    /// These privileges, with the grant option when set.
+    Privileges(Vec<&'static str>, bool),
+}
+
+/// Hive's operation, table and need of a statement about one table.
+fn table_need(stmt: &HiveStatement) -> Option<(&'static str, &TableName, TableNeed)> {
+    let select = |grant| TableNeed::Privileges(vec!["SELECT"], grant);
+    let write = |overwrite| {
+        let privileges = if overwrite {
+            vec!["INSERT", "DELETE"]
+        } else {
+            vec!["INSERT"]
+        };
+        TableNeed::Privileges(privileges, false)
+    };
+    Some(match stmt {
+        HiveStatement::DropTable { view, name, .. } => (
+            if *view { "DROPVIEW" } else { "DROPTABLE" },
+            name,
+            TableNeed::Owner,
+        ),
+        HiveStatement::Truncate { name, .. } => ("TRUNCATETABLE", name, TableNeed::Owner),
+        HiveStatement::AlterTable { name, action } => match action {
+            AlterTable::AddPartitions(..) => (
+                "ALTERTABLE_ADDPARTS",
+                name,
+                TableNeed::Privileges(vec!["INSERT"], false),
+            ),
+            AlterTable::DropPartitions(..) => (
+                "ALTERTABLE_DROPPARTS",
+                name,
+                TableNeed::Privileges(vec!["DELETE"], false),
+            ),
+            AlterTable::Rename(_) => ("ALTERTABLE_RENAME", name, TableNeed::Owner),
+            _ => ("ALTERTABLE", name, TableNeed::Owner),
+        },
+        HiveStatement::Describe { name, .. } => ("DESCTABLE", name, select(false)),
+        HiveStatement::ShowCreateTable(name) => ("SHOW_CREATETABLE", name, select(true)),
+        HiveStatement::ShowTblProperties(name, _) => ("SHOW_TBLPROPERTIES", name, select(false)),
+        HiveStatement::ShowColumns(name) => ("SHOWCOLUMNS", name, select(false)),
+        HiveStatement::ShowPartitions(name, _) => ("SHOWPARTITIONS", name, select(false)),
+        HiveStatement::LoadData {
+            overwrite, table, ..
+        } => ("LOAD", table, write(*overwrite)),
+        HiveStatement::Insert {
+            overwrite, table, ..
+        } => ("QUERY", table, write(*overwrite)),
+        _ => return None,
+    })
+}
+
+/// The need on table `name`; none when it does not exist (the statement fails by itself).
+async fn on_table(
+    ms: &dyn Metastore,
+    current_db: &str,
+    name: &TableName,
+    need: TableNeed,
+) -> Result<Vec<Need>, SqlError> {
+    let Some(table) = find_table(ms, current_db, name).await? else {
+        return Ok(Vec::new());
+    };
+    Ok(vec![match need {
+        TableNeed::Owner => Need::TableOwner(table),
+        TableNeed::Privileges(privileges, grant) => Need::Privileges {
+            table,
+            privileges,
+            grant,
+        },
+    }])
 }
 
 /// The end of Hive's refusals of what only a current admin may do.
