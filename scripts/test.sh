@@ -5,8 +5,9 @@
 #
 # Installs what the client tests need into a cache (default ~/.cache/apiary, or $APIARY_CACHE):
 # a Python venv with the pinned clients (pyspark brings the JDBC and beeline jars) and
-# hive-driver from npm; PostgreSQL, MariaDB and OpenLDAP from Debian's packages if they are missing. Java 17 (javac) and
-# Node.js must be on the machine.
+# hive-driver from npm; PostgreSQL, MariaDB, OpenLDAP, an MIT Kerberos KDC and the Kerberos
+# build headers from Debian's packages if they are missing. Java 17 (javac) and Node.js must be
+# on the machine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -14,11 +15,35 @@ CACHE="${APIARY_CACHE:-$HOME/.cache/apiary}"
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$CACHE/target}"
 mkdir -p "$CACHE"
 
+# Debian's packages the build and the tests need, installed in one go where missing:
+# MIT Kerberos' headers and clang (the kerberos feature's GSS-API binding), and the servers the
+# tests start themselves (their packaged services are not used): PostgreSQL for the shared
+# metastore, MariaDB for the JDBC handler, OpenLDAP, and an MIT KDC with its admin tools.
+need=()
+# have TOOL [GLOB]: the tool is on the PATH or in /usr/sbin, or a file matches GLOB.
+have() { command -v "$1" >/dev/null 2>&1 || [ -x "/usr/sbin/$1" ] || { [ -n "${2:-}" ] && compgen -G "$2" >/dev/null; }; }
+have krb5-config || need+=(libkrb5-dev)
+compgen -G "/usr/lib/llvm-*/lib/libclang.so" >/dev/null || need+=(libclang-dev)
+have initdb "/usr/lib/postgresql/*/bin/initdb" || need+=(postgresql)
+have mariadbd || need+=(mariadb-server)
+have slapd || need+=(slapd ldap-utils)
+have krb5kdc || need+=(krb5-kdc)
+have kadmin.local || need+=(krb5-admin-server)
+have kinit || need+=(krb5-user)
+if [ ${#need[@]} -gt 0 ]; then
+  echo "== installing Debian packages: ${need[*]}"
+  sudo=""; [ "$(id -u)" = 0 ] || sudo=sudo
+  $sudo apt-get update -qq
+  $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
+fi
+
+# Every build here has Hive's KERBEROS mode (a plain `cargo build` leaves it out).
+FEATURES=(--features apiary/kerberos)
 echo "== cargo fmt, clippy, build and test"
 cargo fmt --all -- --check
-cargo clippy --workspace --all-targets -- -D warnings
-cargo build --workspace --bins
-cargo test --workspace
+cargo clippy --workspace --all-targets "${FEATURES[@]}" -- -D warnings
+cargo build --workspace --bins "${FEATURES[@]}"
+cargo test --workspace "${FEATURES[@]}"
 
 echo "== client tooling"
 VENV="$CACHE/venv"
@@ -33,28 +58,6 @@ mkdir -p "$NODE_CACHE"
 if ! cmp -s tests/node/package.json "$NODE_CACHE/package.json" 2>/dev/null || [ ! -d "$NODE_CACHE/node_modules/hive-driver" ]; then
   cp tests/node/package.json "$NODE_CACHE/package.json"
   (cd "$NODE_CACHE" && npm install --no-audit --no-fund --loglevel=error)
-fi
-
-# A PostgreSQL server for the shared-metastore tests (the tests start their own cluster).
-if ! command -v initdb >/dev/null 2>&1 && ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
-  echo "== installing PostgreSQL"
-  if [ "$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq postgresql >/dev/null
-  else sudo apt-get update -qq && sudo apt-get install -y -qq postgresql >/dev/null; fi
-fi
-
-# MariaDB for the JDBC handler's MySQL tests (the tests start their own server).
-if ! command -v mariadbd >/dev/null 2>&1 && [ ! -x /usr/sbin/mariadbd ]; then
-  echo "== installing MariaDB"
-  if [ "$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq mariadb-server >/dev/null
-  else sudo apt-get update -qq && sudo apt-get install -y -qq mariadb-server >/dev/null; fi
-fi
-
-# OpenLDAP for the authentication tests (the tests start their own slapd; the package's own
-# service is not started).
-if ! command -v slapd >/dev/null 2>&1 && [ ! -x /usr/sbin/slapd ]; then
-  echo "== installing OpenLDAP (slapd)"
-  if [ "$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq slapd ldap-utils >/dev/null
-  else sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq slapd ldap-utils >/dev/null; fi
 fi
 
 echo "== fuzz targets (cargo fuzz, \${APIARY_FUZZ_SECONDS:-30} s each)"

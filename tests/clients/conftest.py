@@ -15,8 +15,9 @@ BIN = os.environ.get("APIARY_BIN", "")
 class Server:
     """An `apiary serve` process on free ports; stops itself when the test session ends."""
 
-    def __init__(self, *extra, data=None):
-        """Starts a server; `data` reuses the folder of an earlier server (a restart)."""
+    def __init__(self, *extra, data=None, env=None):
+        """Starts a server; `data` reuses the folder of an earlier server (a restart), `env`
+        replaces the environment it runs in."""
         if not BIN or not os.path.exists(BIN):
             raise RuntimeError("APIARY_BIN must name the built apiary binary")
         self.data = data or tempfile.mkdtemp(prefix="apiary-test-")
@@ -24,7 +25,7 @@ class Server:
         self.log = open(self.log_path, "a")
         args = [BIN, "serve", "--data-dir", os.path.join(self.data, "d"), "--port", "0", "--http-port", "0",
                 "--flightsql-port", "0", *extra]
-        self.proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=self.log, text=True)
+        self.proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=self.log, text=True, env=env)
         self.binary_port = None
         self.http_port = None
         self.flight_port = None

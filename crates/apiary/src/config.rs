@@ -52,6 +52,17 @@ struct AuthModes {
     nosasl: bool,
     ldap: bool,
     jwt: bool,
+    kerberos: bool,
+}
+
+/// Hive's KERBEROS mode: the server's identities on the binary and HTTP transports, with
+/// their keys read from the keytabs; both `None` in other modes.
+#[derive(Debug, Default)]
+pub struct Kerberos {
+    /// SASL GSSAPI on the binary port (`hive.server2.authentication.kerberos.*`).
+    pub binary: Option<std::sync::Arc<apiary_auth::KerberosAcceptor>>,
+    /// SPNEGO over HTTP (`hive.server2.authentication.spnego.*`).
+    pub http: Option<std::sync::Arc<apiary_auth::KerberosAcceptor>>,
 }
 
 /// Every configuration key Apiary reads, with its default and meaning.
@@ -90,7 +101,32 @@ pub const KEYS: &[(&str, &str, &str)] = &[
     (
         "hive.server2.authentication",
         "NONE",
-        "NONE (SASL PLAIN, any user; NOSASL clients also served), NOSASL (raw Thrift only), LDAP (SASL PLAIN, HTTP Basic and the Flight SQL handshake checked by a simple bind; NOSASL refused), JWT (HTTP only: Authorization: Bearer, checked against hive.server2.authentication.jwt.jwks.url) or a comma list of LDAP and JWT (HTTP takes either; the binary and Flight SQL ports take LDAP)",
+        "NONE (SASL PLAIN, any user; NOSASL clients also served), NOSASL (raw Thrift only), LDAP (SASL PLAIN, HTTP Basic and the Flight SQL handshake checked by a simple bind; NOSASL refused), KERBEROS (SASL GSSAPI on the binary port, SPNEGO Authorization: Negotiate over HTTP; needs a build with --features kerberos), JWT (HTTP only: Authorization: Bearer, checked against hive.server2.authentication.jwt.jwks.url) or a comma list of LDAP, KERBEROS and JWT (each transport takes any of its forms; Flight SQL takes LDAP)",
+    ),
+    (
+        "hive.server2.authentication.kerberos.principal",
+        "",
+        "KERBEROS: the server's principal for SASL GSSAPI on the binary port, hive/_HOST@REALM (_HOST becomes hive.server2.thrift.bind.host, or the machine's host name when that is a wildcard). A client principal of the same realm logs in as its first component (alice@REALM and alice/admin@REALM are alice) unless krb5.conf's auth_to_local rules say otherwise; other realms are refused",
+    ),
+    (
+        "hive.server2.authentication.kerberos.keytab",
+        "",
+        "KERBEROS: the keytab holding the keys of hive.server2.authentication.kerberos.principal; read once at start-up",
+    ),
+    (
+        "hive.server2.authentication.spnego.principal",
+        "",
+        "KERBEROS over HTTP: the SPNEGO principal, HTTP/_HOST@REALM; unset means the binary port's principal and keytab serve HTTP too",
+    ),
+    (
+        "hive.server2.authentication.spnego.keytab",
+        "",
+        "KERBEROS over HTTP: the keytab holding the keys of hive.server2.authentication.spnego.principal",
+    ),
+    (
+        "hive.server2.thrift.sasl.qop",
+        "auth",
+        "SASL quality of protection with KERBEROS: auth (authentication only; integrity and privacy come from TLS, hive.server2.use.SSL). auth-int and auth-conf are refused at start-up",
     ),
     (
         "hive.security.authorization.enabled",
@@ -633,7 +669,7 @@ impl ServerConfig {
         } else {
             AuthMode::Password
         };
-        if modes.jwt && !modes.ldap && transport == TransportMode::Binary {
+        if modes.jwt && !modes.ldap && !modes.kerberos && transport == TransportMode::Binary {
             return Err(ConfigError::Invalid {
                 key: "hive.server2.authentication".into(),
                 reason: "JWT authentication is only supported in HTTP transport mode".into(),
@@ -680,6 +716,9 @@ impl ServerConfig {
             shutdown_grace: Duration::from_secs(5),
             tls: self.tls()?,
             cookie,
+            // Read before the runtime starts, by `kerberos()`.
+            kerberos: None,
+            spnego: None,
         })
     }
 
@@ -703,7 +742,10 @@ impl ServerConfig {
                 "NOSASL" => modes.nosasl = true,
                 "LDAP" => modes.ldap = true,
                 "JWT" => modes.jwt = true,
-                _ => return Err(wrong("NONE, NOSASL, LDAP, JWT, or LDAP,JWT")),
+                "KERBEROS" => modes.kerberos = true,
+                _ => return Err(wrong(
+                    "NONE, NOSASL, LDAP, KERBEROS, JWT, or a comma list of LDAP, KERBEROS and JWT",
+                )),
             }
         }
         if names.is_empty() {
@@ -726,6 +768,79 @@ impl ServerConfig {
                 expected: "true or false",
             }),
         }
+    }
+
+    /// The KERBEROS mode's identities, their keys read now. Call before other threads start:
+    /// each keytab is named to Kerberos through the environment while its keys are read.
+    pub fn kerberos(&self) -> Result<Kerberos, ConfigError> {
+        if !self.auth_modes()?.kerberos {
+            return Ok(Kerberos::default());
+        }
+        let qop = self.get("hive.server2.thrift.sasl.qop").trim();
+        if !qop.eq_ignore_ascii_case("auth") {
+            return Err(ConfigError::Value {
+                key: "hive.server2.thrift.sasl.qop".into(),
+                value: qop.into(),
+                expected: "auth (SASL integrity and privacy layers are not supported; use TLS)",
+            });
+        }
+        let host = match self.get("hive.server2.thrift.bind.host").trim() {
+            "" | "0.0.0.0" | "::" | "[::]" => std::fs::read_to_string("/proc/sys/kernel/hostname")
+                .map(|h| h.trim().to_string())
+                .unwrap_or_else(|_| "localhost".into()),
+            h => h.to_string(),
+        };
+        let acceptor = |prefix: &str| -> Result<Option<_>, ConfigError> {
+            let principal_key = format!("hive.server2.authentication.{prefix}.principal");
+            let keytab_key = format!("hive.server2.authentication.{prefix}.keytab");
+            let (principal, keytab) = (
+                self.get(&principal_key).trim(),
+                self.get(&keytab_key).trim(),
+            );
+            if principal.is_empty() && keytab.is_empty() {
+                return Ok(None);
+            }
+            if principal.is_empty() || keytab.is_empty() {
+                return Err(ConfigError::Invalid {
+                    key: if principal.is_empty() {
+                        principal_key
+                    } else {
+                        keytab_key
+                    },
+                    reason: "KERBEROS needs both the principal and its keytab".into(),
+                });
+            }
+            let invalid = |reason: String| ConfigError::Invalid {
+                key: principal_key.clone(),
+                reason,
+            };
+            let principal = apiary_auth::Principal::parse(principal, &host).map_err(invalid)?;
+            apiary_auth::KerberosAcceptor::new(&principal, std::path::Path::new(keytab))
+                .map(|a| Some(std::sync::Arc::new(a)))
+                .map_err(invalid)
+        };
+        let binary = acceptor("kerberos")?;
+        let transport = self.get("hive.server2.transport.mode").to_ascii_lowercase();
+        if binary.is_none() && transport != "http" {
+            return Err(ConfigError::Invalid {
+                key: "hive.server2.authentication.kerberos.principal".into(),
+                reason:
+                    "hive.server2.authentication=KERBEROS needs the server's principal and keytab"
+                        .into(),
+            });
+        }
+        let http = match acceptor("spnego")? {
+            Some(a) => Some(a),
+            None => binary.clone(),
+        };
+        if http.is_none() && transport != "binary" {
+            return Err(ConfigError::Invalid {
+                key: "hive.server2.authentication.spnego.principal".into(),
+                reason: "KERBEROS over HTTP needs a principal and keytab (spnego, or kerberos)"
+                    .into(),
+            });
+        }
+        Ok(Kerberos { binary, http })
     }
 
     /// The JWT mode's key sets (`hive.server2.authentication.jwt.jwks.url`), loaded now, or
@@ -956,6 +1071,7 @@ impl ServerConfig {
             authenticator: self.authenticator()?,
             // Loaded by `jwt()`, which reads the key sets over the network.
             jwt: None,
+            kerberos: self.auth_modes()?.kerberos,
             audit: self.audit()?,
             impersonation: self.impersonation()?,
         })

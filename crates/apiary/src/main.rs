@@ -116,6 +116,19 @@ fn main() -> ExitCode {
                 )
                 .with_writer(std::io::stderr)
                 .init();
+            // The configuration, and the Kerberos keys, are read before the runtime's threads
+            // start: the keytab is named to Kerberos through the environment.
+            let loaded = load_config(&args).and_then(|config| {
+                let kerberos = config.kerberos()?;
+                Ok((config, kerberos))
+            });
+            let (config, kerberos) = match loaded {
+                Ok(c) => c,
+                Err(e) => {
+                    eprintln!("apiary: {e}");
+                    return ExitCode::FAILURE;
+                }
+            };
             let runtime = match tokio::runtime::Builder::new_multi_thread()
                 .enable_all()
                 // DataFusion recurses over expression trees; with statements bounded by
@@ -130,7 +143,7 @@ fn main() -> ExitCode {
                     return ExitCode::FAILURE;
                 }
             };
-            match runtime.block_on(serve(args)) {
+            match runtime.block_on(serve(config, kerberos)) {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => {
                     eprintln!("apiary: {e}");
@@ -141,13 +154,14 @@ fn main() -> ExitCode {
     }
 }
 
-async fn serve(args: ServeArgs) -> Result<(), Box<dyn std::error::Error>> {
-    let config = ServerConfig::load(
+/// The server's configuration: defaults, the `--config` file, `--hiveconf` pairs, flags.
+fn load_config(args: &ServeArgs) -> Result<ServerConfig, Box<dyn std::error::Error>> {
+    Ok(ServerConfig::load(
         args.config.as_ref(),
-        args.data_dir,
+        args.data_dir.clone(),
         &args.hiveconf,
         &[
-            ("hive.server2.thrift.bind.host", args.bind),
+            ("hive.server2.thrift.bind.host", args.bind.clone()),
             ("hive.server2.thrift.port", args.port.map(|p| p.to_string())),
             (
                 "hive.server2.thrift.http.port",
@@ -158,10 +172,18 @@ async fn serve(args: ServeArgs) -> Result<(), Box<dyn std::error::Error>> {
                 args.flightsql_port.map(|p| p.to_string()),
             ),
         ],
-    )?;
+    )?)
+}
+
+async fn serve(
+    config: ServerConfig,
+    kerberos: config::Kerberos,
+) -> Result<(), Box<dyn std::error::Error>> {
     std::fs::create_dir_all(&config.data_dir)
         .map_err(|e| format!("cannot create data dir {}: {e}", config.data_dir.display()))?;
-    let endpoint = config.endpoint()?;
+    let mut endpoint = config.endpoint()?;
+    endpoint.kerberos = kerberos.binary;
+    endpoint.spnego = kerberos.http;
     let flightsql = config.flightsql()?;
     let mut gateway_config = config.gateway()?;
     gateway_config.jwt = config.jwt().await?.map(Arc::new);

@@ -2,17 +2,20 @@
 //! transports, Arrow Flight SQL) asks the gateway for, with Hive's modes behind one trait.
 //! `NONE` needs no authenticator; [`ldap::LdapAuthenticator`] is Hive's `LDAP` mode,
 //! [`jwt::JwtVerifier`] its `JWT` mode over HTTP, and [`cookie::CookieSigner`] the signed
-//! cookie that spares an HTTP client a login on every request.
+//! cookie that spares an HTTP client a login on every request; [`kerberos`] is its `KERBEROS`
+//! mode (a GSS-API acceptor, with the `kerberos` feature).
 
 #![warn(missing_docs)]
 
 pub mod cookie;
 mod fetch;
 pub mod jwt;
+pub mod kerberos;
 pub mod ldap;
 
 pub use cookie::CookieSigner;
 pub use jwt::{JwtVerifier, TokenLogin};
+pub use kerberos::{GssExchange, KerberosAcceptor, Principal, TicketLogin};
 pub use ldap::{LdapAuthenticator, LdapConfig};
 
 /// Why a login was not accepted.

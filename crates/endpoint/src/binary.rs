@@ -8,6 +8,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Instant;
 
+use apiary_auth::KerberosAcceptor;
 use apiary_gateway::{Client, Gateway, Handle};
 use apiary_protocol::sasl::{
     handshake_frame, handshake_header, parse_plain, unframe, BAD as SASL_BAD,
@@ -82,7 +83,7 @@ async fn connection(
     };
     let (mode, user) = match (first, cfg.auth) {
         (SASL_START, AuthMode::None | AuthMode::Password) => {
-            match tokio::time::timeout_at(login_deadline, sasl_handshake(&mut stream, gw, peer)).await {
+            match tokio::time::timeout_at(login_deadline, sasl_handshake(&mut stream, gw, cfg.kerberos.as_deref(), peer)).await {
                 Err(_) => return "SASL handshake timed out".into(),
                 Ok(Err(reason)) => return reason,
                 Ok(Ok(user)) => (Mode::Sasl, user),
@@ -311,10 +312,12 @@ async fn send_sasl(stream: &mut Conn, status: u8, payload: &[u8]) {
     }
 }
 
-/// Runs the server side of a SASL PLAIN handshake; returns the authenticated user.
+/// Runs the server side of a SASL handshake (PLAIN, or GSSAPI when Kerberos is on); returns
+/// the authenticated user.
 async fn sasl_handshake(
     stream: &mut Conn,
     gw: &Gateway,
+    kerberos: Option<&KerberosAcceptor>,
     peer: SocketAddr,
 ) -> Result<String, String> {
     let (status, mech) = read_sasl_frame(stream).await?;
@@ -323,10 +326,21 @@ async fn sasl_handshake(
         return Err(format!("SASL: expected START, got status {status}"));
     }
     let mech = String::from_utf8_lossy(&mech).to_string();
-    if !mech.eq_ignore_ascii_case("PLAIN") {
+    // PLAIN carries a password (NONE or a password mode; refused by the gateway under JWT
+    // alone); GSSAPI a Kerberos ticket. With Kerberos and no password mode, only GSSAPI is
+    // offered, as Hive's KERBEROS mode does.
+    let offered = if mech.eq_ignore_ascii_case("PLAIN") {
+        kerberos.is_none() || gw.takes_passwords()
+    } else {
+        mech.eq_ignore_ascii_case("GSSAPI") && kerberos.is_some()
+    };
+    if !offered {
         let msg = format!("Unsupported mechanism type {mech}");
         send_sasl(stream, SASL_BAD, msg.as_bytes()).await;
         return Err(format!("SASL: {msg}"));
+    }
+    if let Some(acceptor) = kerberos.filter(|_| mech.eq_ignore_ascii_case("GSSAPI")) {
+        return gssapi_handshake(stream, acceptor, gw, peer).await;
     }
     let (status, response) = read_sasl_frame(stream).await?;
     if status != SASL_OK && status != SASL_COMPLETE {
@@ -362,6 +376,107 @@ async fn sasl_handshake(
         return Err("SASL: empty user name".into());
     }
     // Authenticated, or authentication NONE, where any user and password are accepted.
+    send_sasl(stream, SASL_COMPLETE, b"").await;
+    Ok(user)
+}
+
+/// Reads the client's next SASL response during a handshake (status OK or COMPLETE).
+async fn read_sasl_response(stream: &mut Conn) -> Result<Vec<u8>, String> {
+    let (status, payload) = read_sasl_frame(stream).await?;
+    if status != SASL_OK && status != SASL_COMPLETE {
+        send_sasl(stream, SASL_ERROR, b"Expected OK or COMPLETE status").await;
+        return Err(format!("SASL: expected a response, got status {status}"));
+    }
+    Ok(payload)
+}
+
+/// SASL GSSAPI (RFC 4752), as Hive's KERBEROS mode runs it: the client's tokens until the
+/// Kerberos context is established, then the security-layer exchange (only "no security
+/// layer", Hive's default QOP `auth`, is offered), sealed with the context's keys. Returns the
+/// user the client's principal maps to.
+async fn gssapi_handshake(
+    stream: &mut Conn,
+    acceptor: &KerberosAcceptor,
+    gw: &Gateway,
+    peer: SocketAddr,
+) -> Result<String, String> {
+    /// The security-layer offer: bit 0 "none" only, and no receive buffer (RFC 4752 §3.3).
+    const NO_SECURITY_LAYER: [u8; 4] = [0x01, 0, 0, 0];
+    let mut exchange = acceptor.start();
+    let address = Some(peer.ip());
+    // The client's initial response carries its first token.
+    loop {
+        let token = read_sasl_response(stream).await?;
+        let reply = match exchange.step(&token) {
+            Ok(reply) => reply,
+            Err(e) => {
+                let msg = e.to_string();
+                let _ = gw.ticket_login(address, Err(e));
+                send_sasl(stream, SASL_BAD, msg.as_bytes()).await;
+                return Err("SASL GSSAPI: ticket refused".into());
+            }
+        };
+        if !exchange.is_complete() {
+            send_sasl(stream, SASL_OK, &reply.unwrap_or_default()).await;
+            continue;
+        }
+        // The last token (mutual authentication) goes out; the client answers it with an
+        // empty response before the security layer is negotiated.
+        if let Some(reply) = reply {
+            send_sasl(stream, SASL_OK, &reply).await;
+            read_sasl_response(stream).await?;
+        }
+        break;
+    }
+    let refuse = |e: apiary_auth::AuthError| e.to_string();
+    let login = match exchange.login() {
+        Ok(login) => login,
+        Err(e) => {
+            let msg = e.to_string();
+            let _ = gw.ticket_login(address, Err(e));
+            send_sasl(stream, SASL_BAD, msg.as_bytes()).await;
+            return Err("SASL GSSAPI: client name refused".into());
+        }
+    };
+    let offer = exchange.wrap(&NO_SECURITY_LAYER).map_err(refuse)?;
+    send_sasl(stream, SASL_OK, &offer).await;
+    let answer = read_sasl_response(stream).await?;
+    let chosen = match exchange.unwrap(&answer) {
+        Ok(chosen) if chosen.len() >= 4 => chosen,
+        _ => {
+            send_sasl(
+                stream,
+                SASL_BAD,
+                b"Error validating the login: bad security layer answer",
+            )
+            .await;
+            return Err("SASL GSSAPI: unreadable security-layer answer".into());
+        }
+    };
+    if chosen[0] & NO_SECURITY_LAYER[0] == 0 {
+        send_sasl(
+            stream,
+            SASL_BAD,
+            b"Only the auth QOP (no security layer) is supported (hive.server2.thrift.sasl.qop=auth)",
+        )
+        .await;
+        return Err("SASL GSSAPI: client asked for a security layer".into());
+    }
+    // The authorization identity, when given, must be the client itself (as Hive's callback
+    // has it): acting as another user is impersonation's business.
+    let authzid = String::from_utf8_lossy(&chosen[4..]).to_string();
+    if !authzid.is_empty() && authzid != login.principal && authzid != login.user {
+        let msg = format!(
+            "Error validating the login: {} may not act as {authzid}",
+            login.principal
+        );
+        let _ = gw.ticket_login(address, Err(apiary_auth::AuthError::Refused(msg.clone())));
+        send_sasl(stream, SASL_BAD, msg.as_bytes()).await;
+        return Err("SASL GSSAPI: authorization identity refused".into());
+    }
+    let user = gw
+        .ticket_login(address, Ok(login))
+        .map_err(|e| e.to_string())?;
     send_sasl(stream, SASL_COMPLETE, b"").await;
     Ok(user)
 }

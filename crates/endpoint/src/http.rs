@@ -69,6 +69,8 @@ fn plain(status: StatusCode, text: String) -> Response<Full<Bytes>> {
 enum Credentials {
     Basic(String, String),
     Bearer(String),
+    /// A SPNEGO token (`Authorization: Negotiate`), decoded.
+    Negotiate(Vec<u8>),
 }
 
 fn credentials(req: &Request<Incoming>) -> Option<Credentials> {
@@ -82,6 +84,14 @@ fn credentials(req: &Request<Incoming>) -> Option<Credentials> {
     if scheme.eq_ignore_ascii_case("Bearer") {
         return Some(Credentials::Bearer(rest.trim().to_string()));
     }
+    if scheme.eq_ignore_ascii_case("Negotiate") {
+        // Hive's JDBC driver writes `Negotiate : <token>` (its server's decoder skips the
+        // colon); the colon is skipped here too.
+        let token = base64::engine::general_purpose::STANDARD
+            .decode(rest.trim().trim_start_matches(':').trim_start())
+            .ok()?;
+        return Some(Credentials::Negotiate(token));
+    }
     if !scheme.eq_ignore_ascii_case("Basic") {
         return None;
     }
@@ -93,18 +103,61 @@ fn credentials(req: &Request<Incoming>) -> Option<Credentials> {
     Some(Credentials::Basic(user.to_string(), password.to_string()))
 }
 
-/// Hive's answer to a request without valid credentials in a password mode.
-fn unauthorized(reason: &str) -> Response<Full<Bytes>> {
-    plain(
+/// Hive's answer to a request without valid credentials in a checked mode; with Kerberos on,
+/// it asks for a `Negotiate` token (optionally carrying the server's own).
+fn unauthorized(cfg: &EndpointConfig, reason: &str) -> Response<Full<Bytes>> {
+    let mut r = plain(
         StatusCode::UNAUTHORIZED,
         format!("Authentication Error: {reason}"),
-    )
+    );
+    if cfg.spnego.is_some() {
+        r.headers_mut().insert(
+            hyper::header::WWW_AUTHENTICATE,
+            hyper::header::HeaderValue::from_static("Negotiate"),
+        );
+    }
+    r
+}
+
+/// Accepts a one-leg SPNEGO exchange: the user and the server's answer token, if any; or
+/// the reason to give the client.
+fn negotiate(
+    token: &[u8],
+    peer: std::net::SocketAddr,
+    gw: &Gateway,
+    cfg: &EndpointConfig,
+) -> Result<(String, Option<Vec<u8>>), String> {
+    let Some(acceptor) = &cfg.spnego else {
+        return Err("Kerberos is not enabled (hive.server2.authentication)".into());
+    };
+    let address = Some(peer.ip());
+    let mut exchange = acceptor.start();
+    let refused = |e: apiary_auth::AuthError| {
+        let msg = e.to_string();
+        let _ = gw.ticket_login(address, Err(e));
+        msg
+    };
+    let reply = exchange.step(token).map_err(refused)?;
+    if !exchange.is_complete() {
+        // HTTP sessions are stateless between requests: a mechanism needing a second leg
+        // is not offered.
+        return Err(refused(apiary_auth::AuthError::Refused(
+            "the SPNEGO exchange needs more than one round trip; use Kerberos 5".into(),
+        )));
+    }
+    let login = exchange.login().map_err(refused)?;
+    let user = gw
+        .ticket_login(address, Ok(login))
+        .map_err(|e| e.to_string())?;
+    Ok((user, reply))
 }
 
 /// Who sends a request, and the login cookie to set on the answer, if any.
 struct Login {
     user: String,
     set_cookie: Option<String>,
+    /// The server's SPNEGO answer token (mutual authentication), base64.
+    negotiate: Option<String>,
 }
 
 /// Proves who sends a request, as Hive's servlet does: with logins checked, a valid login
@@ -126,6 +179,7 @@ async fn login(
         return Ok(Login {
             user,
             set_cookie: None,
+            negotiate: None,
         });
     }
     if let Some(cookie) = &cfg.cookie {
@@ -140,27 +194,36 @@ async fn login(
             return Ok(Login {
                 user,
                 set_cookie: None,
+                negotiate: None,
             });
         }
     }
     // Every request proves who sends it: HTTP sessions outlive connections.
     // (A token's login cookie ends when the token does.)
+    let mut negotiated = None;
     let (user, until) = match given {
         None => {
             return Err(unauthorized(
-                "no credentials in the request (authorization: Basic ... or Bearer ...)",
+                cfg,
+                "no credentials in the request (authorization: Basic, Bearer or Negotiate)",
             ))
         }
         Some(Credentials::Bearer(token)) => {
             let login = gw
                 .authenticate_bearer(Some(peer.ip()), &token)
-                .map_err(|e| unauthorized(&e.to_string()))?;
+                .map_err(|e| unauthorized(cfg, &e.to_string()))?;
             (login.user, login.expires)
         }
         Some(Credentials::Basic(user, password)) => {
             gw.authenticate(Some(peer.ip()), &user, &password)
                 .await
-                .map_err(|e| unauthorized(&e.to_string()))?;
+                .map_err(|e| unauthorized(cfg, &e.to_string()))?;
+            (user, None)
+        }
+        Some(Credentials::Negotiate(token)) => {
+            let (user, reply) =
+                negotiate(&token, peer, gw, cfg).map_err(|msg| unauthorized(cfg, &msg))?;
+            negotiated = reply.map(|t| base64::engine::general_purpose::STANDARD.encode(t));
             (user, None)
         }
     };
@@ -184,7 +247,11 @@ async fn login(
         }
         text
     });
-    Ok(Login { user, set_cookie })
+    Ok(Login {
+        user,
+        set_cookie,
+        negotiate: negotiated,
+    })
 }
 
 async fn respond(
@@ -227,6 +294,13 @@ async fn respond(
         .and_then(|c| hyper::header::HeaderValue::from_str(&c).ok())
     {
         r.headers_mut().insert(hyper::header::SET_COOKIE, cookie);
+    }
+    if let Some(token) = login
+        .negotiate
+        .and_then(|t| hyper::header::HeaderValue::from_str(&format!("Negotiate {t}")).ok())
+    {
+        r.headers_mut()
+            .insert(hyper::header::WWW_AUTHENTICATE, token);
     }
     r
 }

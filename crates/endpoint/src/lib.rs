@@ -26,9 +26,10 @@ pub enum AuthMode {
     None,
     /// Raw Thrift without SASL only.
     NoSasl,
-    /// A checked mode (LDAP, JWT or both): SASL PLAIN only, credentials checked by the
-    /// gateway; NOSASL clients are refused, and every HTTP request carries Basic credentials,
-    /// a bearer token or a login cookie.
+    /// A checked mode (LDAP, JWT, KERBEROS, or a comma list of them): SASL PLAIN with a
+    /// password mode, SASL GSSAPI with Kerberos; NOSASL clients are refused, and every HTTP
+    /// request carries Basic credentials, a bearer token, a `Negotiate` token or a login
+    /// cookie.
     Password,
 }
 
@@ -85,6 +86,12 @@ pub struct EndpointConfig {
     pub tls: Option<apiary_tls::ServerTls>,
     /// The HTTP login cookie, when cookies are on and logins are checked.
     pub cookie: Option<HttpCookie>,
+    /// Hive's KERBEROS mode on the binary port: the server's identity for SASL GSSAPI
+    /// (`hive.server2.authentication.kerberos.*`).
+    pub kerberos: Option<Arc<apiary_auth::KerberosAcceptor>>,
+    /// Hive's KERBEROS mode over HTTP: the identity for SPNEGO `Negotiate`
+    /// (`hive.server2.authentication.spnego.*`).
+    pub spnego: Option<Arc<apiary_auth::KerberosAcceptor>>,
 }
 
 impl Default for EndpointConfig {
@@ -103,6 +110,8 @@ impl Default for EndpointConfig {
             shutdown_grace: Duration::from_secs(5),
             tls: None,
             cookie: None,
+            kerberos: None,
+            spnego: None,
         }
     }
 }

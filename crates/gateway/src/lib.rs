@@ -57,6 +57,10 @@ pub struct GatewayConfig {
     /// The bearer-token check of Hive's JWT mode (HTTP only); with it and no `authenticator`,
     /// password logins are refused.
     pub jwt: Option<Arc<apiary_auth::JwtVerifier>>,
+    /// Whether Hive's KERBEROS mode is on: the front ends accept tickets (the exchange itself
+    /// is the transport's, see [`Gateway::ticket_login`]); with it and no `authenticator`,
+    /// password logins are refused.
+    pub kerberos: bool,
     /// Where logins, sessions and statements are audited (`apiary.audit.log`), if anywhere.
     pub audit: Option<Arc<audit::AuditLog>>,
     /// Who may open sessions as another user.
@@ -77,6 +81,7 @@ impl Default for GatewayConfig {
             default_fetch_size: 1000,
             authenticator: None,
             jwt: None,
+            kerberos: false,
             audit: None,
             impersonation: Impersonation::default(),
         }
@@ -287,9 +292,14 @@ impl Gateway {
         self.operations.lock().len()
     }
 
-    /// Whether clients must prove who they are (a password mode, JWT, or both).
+    /// Whether clients must prove who they are (a password mode, JWT, Kerberos, or several).
     pub fn requires_login(&self) -> bool {
-        self.config.authenticator.is_some() || self.config.jwt.is_some()
+        self.config.authenticator.is_some() || self.config.jwt.is_some() || self.config.kerberos
+    }
+
+    /// Whether a password can log in (NONE, or a password mode such as LDAP).
+    pub fn takes_passwords(&self) -> bool {
+        self.config.authenticator.is_some() || !self.requires_login()
     }
 
     /// Checks a front end's credentials as the authentication mode says: NONE accepts any;
@@ -304,9 +314,12 @@ impl Gateway {
         password: &str,
     ) -> Result<(), GatewayError> {
         let checked = match (&self.config.authenticator, &self.config.jwt) {
-            (None, None) => return Ok(()),
+            (None, _) if !self.requires_login() => return Ok(()),
             (None, Some(_)) => Err(apiary_auth::AuthError::Refused(
                 "password logins are off: this server takes JWT bearer tokens over HTTP".into(),
+            )),
+            (None, None) => Err(apiary_auth::AuthError::Refused(
+                "password logins are off: this server takes Kerberos tickets".into(),
             )),
             (Some(auth), _) => match apiary_auth::check_blank(user, password) {
                 Ok(()) => auth.authenticate(user, password).await,
@@ -339,6 +352,21 @@ impl Gateway {
                 .map_err(|e| apiary_auth::AuthError::Refused(e.to_string())),
         )?;
         checked.map_err(|e| GatewayError::Authentication(e.to_string()))
+    }
+
+    /// Records the end of a front end's Kerberos exchange (SASL GSSAPI or SPNEGO) and says
+    /// which user the session runs as: the audit log gets the login line either way.
+    pub fn ticket_login(
+        &self,
+        address: Option<IpAddr>,
+        outcome: Result<apiary_auth::TicketLogin, apiary_auth::AuthError>,
+    ) -> Result<String, GatewayError> {
+        let user = outcome.as_ref().map(|l| l.user.clone()).unwrap_or_default();
+        if let Ok(login) = &outcome {
+            tracing::debug!(principal = %login.principal, user = %login.user, "Kerberos login");
+        }
+        self.login_outcome(address, &user, "KERBEROS", outcome.map(|_| ()))?;
+        Ok(user)
     }
 
     fn login_outcome(
