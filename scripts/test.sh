@@ -16,13 +16,16 @@ export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$CACHE/target}"
 mkdir -p "$CACHE"
 
 # Debian's packages the build and the tests need, installed in one go where missing:
-# MIT Kerberos' headers and clang (the kerberos feature's GSS-API binding), and the servers the
-# tests start themselves (their packaged services are not used): PostgreSQL for the shared
-# metastore, MariaDB for the JDBC handler, OpenLDAP, and an MIT KDC with its admin tools.
+# MIT Kerberos' and PAM's headers and clang (the kerberos and pam features' bindings), the
+# servers the tests start themselves (their packaged services are not used): PostgreSQL for
+# the shared metastore, MariaDB for the JDBC handler, OpenLDAP, an MIT KDC with its admin
+# tools; and pam_pwdfile, the PAM module the PAM tests' services check passwords with.
 need=()
 # have TOOL [GLOB]: the tool is on the PATH or in /usr/sbin, or a file matches GLOB.
 have() { command -v "$1" >/dev/null 2>&1 || [ -x "/usr/sbin/$1" ] || { [ -n "${2:-}" ] && compgen -G "$2" >/dev/null; }; }
 have krb5-config || need+=(libkrb5-dev)
+[ -f /usr/include/security/pam_appl.h ] || need+=(libpam0g-dev)
+compgen -G "/usr/lib/*/security/pam_pwdfile.so" >/dev/null || need+=(libpam-pwdfile)
 compgen -G "/usr/lib/llvm-*/lib/libclang.so" >/dev/null || need+=(libclang-dev)
 have initdb "/usr/lib/postgresql/*/bin/initdb" || need+=(postgresql)
 have mariadbd || need+=(mariadb-server)
@@ -37,8 +40,8 @@ if [ ${#need[@]} -gt 0 ]; then
   $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
 fi
 
-# Every build here has Hive's KERBEROS mode (a plain `cargo build` leaves it out).
-FEATURES=(--features apiary/kerberos)
+# Every build here has Hive's KERBEROS and PAM modes (a plain `cargo build` leaves them out).
+FEATURES=(--features apiary/kerberos,apiary/pam)
 echo "== cargo fmt, clippy, build and test"
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets "${FEATURES[@]}" -- -D warnings

@@ -53,6 +53,7 @@ struct AuthModes {
     ldap: bool,
     jwt: bool,
     kerberos: bool,
+    pam: bool,
 }
 
 /// Hive's KERBEROS mode: the server's identities on the binary and HTTP transports, with
@@ -101,7 +102,12 @@ pub const KEYS: &[(&str, &str, &str)] = &[
     (
         "hive.server2.authentication",
         "NONE",
-        "NONE (SASL PLAIN, any user; NOSASL clients also served), NOSASL (raw Thrift only), LDAP (SASL PLAIN, HTTP Basic and the Flight SQL handshake checked by a simple bind; NOSASL refused), KERBEROS (SASL GSSAPI on the binary port, SPNEGO Authorization: Negotiate over HTTP; needs a build with --features kerberos), JWT (HTTP only: Authorization: Bearer, checked against hive.server2.authentication.jwt.jwks.url) or a comma list of LDAP, KERBEROS and JWT (each transport takes any of its forms; Flight SQL takes LDAP)",
+        "NONE (SASL PLAIN, any user; NOSASL clients also served), NOSASL (raw Thrift only), LDAP (SASL PLAIN, HTTP Basic and the Flight SQL handshake checked by a simple bind; NOSASL refused), PAM (the same logins checked by hive.server2.authentication.pam.services; needs a build with --features pam), KERBEROS (SASL GSSAPI on the binary port, SPNEGO Authorization: Negotiate over HTTP; needs a build with --features kerberos), JWT (HTTP only: Authorization: Bearer, checked against hive.server2.authentication.jwt.jwks.url) or a comma list of LDAP or PAM, KERBEROS and JWT (each transport takes any of its forms; Flight SQL takes LDAP)",
+    ),
+    (
+        "hive.server2.authentication.pam.services",
+        "",
+        "PAM: comma-separated PAM services (/etc/pam.d/<name>) a login must pass, each with authentication and account management; needs a build with --features pam",
     ),
     (
         "hive.server2.authentication.kerberos.principal",
@@ -669,7 +675,12 @@ impl ServerConfig {
         } else {
             AuthMode::Password
         };
-        if modes.jwt && !modes.ldap && !modes.kerberos && transport == TransportMode::Binary {
+        if modes.jwt
+            && !modes.ldap
+            && !modes.pam
+            && !modes.kerberos
+            && transport == TransportMode::Binary
+        {
             return Err(ConfigError::Invalid {
                 key: "hive.server2.authentication".into(),
                 reason: "JWT authentication is only supported in HTTP transport mode".into(),
@@ -743,8 +754,9 @@ impl ServerConfig {
                 "LDAP" => modes.ldap = true,
                 "JWT" => modes.jwt = true,
                 "KERBEROS" => modes.kerberos = true,
+                "PAM" => modes.pam = true,
                 _ => return Err(wrong(
-                    "NONE, NOSASL, LDAP, KERBEROS, JWT, or a comma list of LDAP, KERBEROS and JWT",
+                    "NONE, NOSASL, LDAP, PAM, KERBEROS, JWT, or a comma list of LDAP or PAM, KERBEROS and JWT",
                 )),
             }
         }
@@ -753,6 +765,9 @@ impl ServerConfig {
         }
         if (modes.none || modes.nosasl) && names.len() > 1 {
             return Err(wrong("NONE or NOSASL alone"));
+        }
+        if modes.ldap && modes.pam {
+            return Err(wrong("one password mode: LDAP or PAM"));
         }
         Ok(modes)
     }
@@ -1081,7 +1096,24 @@ impl ServerConfig {
     fn authenticator(
         &self,
     ) -> Result<Option<std::sync::Arc<dyn apiary_auth::Authenticator>>, ConfigError> {
-        if !self.auth_modes()?.ldap {
+        let modes = self.auth_modes()?;
+        if modes.pam {
+            let key = "hive.server2.authentication.pam.services";
+            let services = self
+                .get(key)
+                .split(',')
+                .map(|s| s.trim().to_string())
+                .filter(|s| !s.is_empty())
+                .collect();
+            let timeout = self.duration("hive.server2.thrift.login.timeout", "s")?;
+            return apiary_auth::PamAuthenticator::new(services, timeout)
+                .map(|a| Some(std::sync::Arc::new(a) as _))
+                .map_err(|reason| ConfigError::Invalid {
+                    key: key.into(),
+                    reason,
+                });
+        }
+        if !modes.ldap {
             return Ok(None);
         }
         let key = |k: &str| {

@@ -12,11 +12,13 @@ mod fetch;
 pub mod jwt;
 pub mod kerberos;
 pub mod ldap;
+pub mod pam;
 
 pub use cookie::CookieSigner;
 pub use jwt::{JwtVerifier, TokenLogin};
 pub use kerberos::{GssExchange, KerberosAcceptor, Principal, TicketLogin};
 pub use ldap::{LdapAuthenticator, LdapConfig};
+pub use pam::PamAuthenticator;
 
 /// Why a login was not accepted.
 #[derive(Debug, thiserror::Error)]
@@ -30,7 +32,7 @@ pub enum AuthError {
     Unavailable(String),
 }
 
-/// A password check (`hive.server2.authentication` LDAP, later PAM).
+/// A password check (`hive.server2.authentication` LDAP or PAM).
 #[async_trait::async_trait]
 pub trait Authenticator: Send + Sync + std::fmt::Debug {
     /// Hive's name of the mode (`LDAP`).
