@@ -258,6 +258,56 @@ def test_views_databases_and_renames(srv):
     assert "default.new_name" in refused(erin, "SELECT * FROM new_name")
 
 
+def test_what_reaches_around_the_grants_is_refused(srv, tmp_path):
+    """Forms that would reach past a table's grants: a handler URL naming a file, LIKE of
+    another system's table, a rename into someone else's database, DataFusion's writes under
+    SELECT .. INTO and EXPLAIN ANALYZE, ALTER DATABASE, role cycles, owner roles."""
+    alice, frank = as_user(srv, "alice"), as_user(srv, "frank")
+    db_file = str(tmp_path / "x.db")
+    jdbc = ("STORED BY 'org.apache.hive.storage.jdbc.JdbcStorageHandler' TBLPROPERTIES ("
+            "'hive.sql.database.type'='SQLITE', 'hive.sql.jdbc.url'='jdbc:sqlite:{}', 'hive.sql.table'='t')")
+    text = refused(frank, f"CREATE TABLE f_sqlite (a INT) {jdbc.format(db_file)}")
+    assert f"[ADMIN PRIVILEGE] on Object [type=STORAGEHANDLER_URI, name={db_file}]" in text, text
+    assert not os.path.exists(db_file)
+    root = as_user(srv, "root")
+    root.execute("SET ROLE ADMIN")
+    root.execute(f"CREATE TABLE jdbc_src (a INT) {jdbc.format(db_file)}")
+    root.execute("GRANT SELECT ON jdbc_src TO USER frank")
+    assert rows(frank, "SELECT count(*) FROM jdbc_src") == [(0,)]
+    # A copy would be frank's, with the URL (and any password) of root's table.
+    text = refused(frank, "CREATE TABLE f_copy LIKE jdbc_src")
+    assert denial("frank", "CREATETABLE", ("OBJECT OWNERSHIP", "TABLE_OR_VIEW", "default.jdbc_src")) in text, text
+    alice.execute("CREATE TABLE native_src (a INT)")
+    alice.execute("GRANT SELECT ON native_src TO USER frank")
+    frank.execute("CREATE TABLE f_native_copy LIKE native_src")
+    frank.execute("CREATE TABLE f_own (a INT)")
+    # Renaming one's own table into another's database needs that database.
+    alice.execute("CREATE DATABASE alice_only")
+    text = refused(frank, "ALTER TABLE f_own RENAME TO alice_only.f_own")
+    assert denial("frank", "ALTERTABLE_RENAME", ("OBJECT OWNERSHIP", "DATABASE", "alice_only")) in text, text
+    assert rows(root, "SHOW TABLES IN alice_only") == []
+    # DataFusion's writes under other forms.
+    text = refused(frank, "SELECT 1 AS a INTO f_into")
+    assert "[ADMIN PRIVILEGE] on Object [type=COMMAND_PARAMS" in text, text
+    out = str(tmp_path / "copied")
+    # (DataFusion plans no EXPLAIN of a COPY; whatever refuses it, nothing is written.)
+    refused(frank, f"EXPLAIN ANALYZE COPY (SELECT 1) TO '{out}.csv'")
+    assert not os.path.exists(out + ".csv")
+    # ALTER DATABASE is for admins in Hive's SQL-standard mode, even for the owner.
+    frank.execute("CREATE DATABASE frank_db")
+    text = refused(frank, "ALTER DATABASE frank_db SET DBPROPERTIES ('k'='v')")
+    assert denial("frank", "ALTERDATABASE", ("ADMIN PRIVILEGE", "DATABASE", "frank_db")) in text, text
+    assert "databases are owned by users here" in refused(root, "ALTER DATABASE frank_db SET OWNER ROLE public")
+    # Role cycles, direct or through a chain, are refused as Hive refuses them.
+    for r in ("cyc1", "cyc2", "cyc3"):
+        root.execute(f"CREATE ROLE {r}")
+    root.execute("GRANT ROLE cyc1 TO ROLE cyc2")
+    root.execute("GRANT ROLE cyc2 TO ROLE cyc3")
+    text = refused(root, "GRANT ROLE cyc3 TO ROLE cyc1")
+    assert "Cannot grant role cyc1 to cyc3 as cyc3 already belongs to the role cyc1. (no cycles allowed)" in text, text
+    assert "no cycles allowed" in refused(root, "GRANT ROLE cyc1 TO ROLE cyc1")
+
+
 def test_beeline_shows_hives_denial(srv):
     as_user(srv, "alice").execute("CREATE TABLE for_jdbc (a INT)")
     env = dict(os.environ, SPARK_HOME=SPARK_HOME)

@@ -18,6 +18,7 @@ mod remote;
 mod scan;
 mod sqlite;
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use apiary_metastore::Table;
@@ -111,6 +112,15 @@ impl StorageHandler for JdbcHandler {
 
     fn secret_keys(&self) -> &'static [&'static str] {
         &[PASSWORD]
+    }
+
+    fn local_paths(&self, properties: &BTreeMap<String, String>) -> Vec<String> {
+        // A `jdbc:sqlite:` URL names a database file on this machine.
+        properties
+            .get("hive.sql.jdbc.url")
+            .and_then(|url| url.trim().strip_prefix("jdbc:sqlite:"))
+            .map(|path| vec![path.to_string()])
+            .unwrap_or_default()
     }
 
     fn optimizer_rules(&self) -> Vec<Arc<dyn datafusion::optimizer::OptimizerRule + Send + Sync>> {

@@ -24,6 +24,7 @@ use datafusion::sql::sqlparser::ast::{
 use crate::ddl::{AlterTable, AuthzStatement, HiveStatement, Principal, TableName, PRIVILEGES};
 use crate::error::SqlError;
 use crate::prepared::{rows, string_rows, Prepared};
+use apiary_storage::handler::{Registry, StorageHandler};
 
 /// The role whose current members may do anything.
 pub const ADMIN: &str = "admin";
@@ -455,6 +456,7 @@ async fn find_table(
 /// view's reader is given what its creator could grant.
 pub async fn needs(
     ms: &dyn Metastore,
+    handlers: &Registry,
     current_db: &str,
     stmt: &HiveStatement,
 ) -> Result<(&'static str, Vec<Need>), SqlError> {
@@ -482,9 +484,13 @@ pub async fn needs(
                     }],
                 )
             } else {
+                // Hive's SQL-standard mode gives ALTER DATABASE to admins only.
                 (
                     "ALTERDATABASE",
-                    db_owner(ms.get_database(name).await.map_err(meta)?),
+                    vec![Need::Admin {
+                        object_type: "DATABASE",
+                        name: name.clone(),
+                    }],
                 )
             }
         }
@@ -496,15 +502,19 @@ pub async fn needs(
                 .unwrap_or_else(|| current_db.to_string());
             let mut needs: Vec<Need> = db_owner(ms.get_database(&db).await.map_err(meta)?);
             if let Some(like) = &ct.like {
-                needs.extend(
-                    on_table(
-                        ms,
-                        current_db,
-                        like,
-                        TableNeed::Privileges(vec!["SELECT"], false),
-                    )
-                    .await?,
-                );
+                // LIKE of a table in another system copies how to reach it (its handler's
+                // properties and secrets): only its owner may hand that on. Of a native
+                // table, SELECT is enough, as in Hive.
+                let need = match find_table(ms, current_db, like).await? {
+                    Some(source) if source.storage_handler().is_some() => TableNeed::Owner,
+                    _ => TableNeed::Privileges(vec!["SELECT"], false),
+                };
+                needs.extend(on_table(ms, current_db, like, need).await?);
+            }
+            if let Some(handler) = ct.stored_by.as_deref().and_then(|c| handlers.resolve(c)) {
+                let mut properties = ct.handler_serde_props.clone();
+                properties.extend(ct.tblproperties.clone());
+                needs.extend(handler_paths(handler.as_ref(), &properties));
             }
             let op = if ct.as_select.is_some() {
                 "CREATETABLE_AS_SELECT"
@@ -559,7 +569,11 @@ pub async fn needs(
         | HiveStatement::LoadData { .. }
         | HiveStatement::Insert { .. } => match table_need(stmt) {
             Some((operation, name, need)) => {
-                (operation, on_table(ms, current_db, name, need).await?)
+                let mut needs = on_table(ms, current_db, name, need).await?;
+                if let HiveStatement::AlterTable { action, .. } = stmt {
+                    needs.extend(alter_needs(ms, handlers, current_db, name, action).await?);
+                }
+                (operation, needs)
             }
             // (table_need covers every statement of this arm.)
             None => (
@@ -585,6 +599,59 @@ pub async fn needs(
         });
     }
     Ok((operation, needs))
+}
+
+/// Admin needs for the files of this machine a handler's table with `properties` opens.
+fn handler_paths(handler: &dyn StorageHandler, properties: &BTreeMap<String, String>) -> Vec<Need> {
+    handler
+        .local_paths(properties)
+        .into_iter()
+        .map(|path| Need::Admin {
+            object_type: "STORAGEHANDLER_URI",
+            name: path,
+        })
+        .collect()
+}
+
+/// What an ALTER TABLE needs besides the table's ownership: a rename into another database
+/// needs that database's (as a CREATE there does); new properties of a handler's table that
+/// name files of this machine need an admin.
+async fn alter_needs(
+    ms: &dyn Metastore,
+    handlers: &Registry,
+    current_db: &str,
+    name: &TableName,
+    action: &AlterTable,
+) -> Result<Vec<Need>, SqlError> {
+    match action {
+        AlterTable::Rename(to) => {
+            let from_db = name.db.as_deref().unwrap_or(current_db);
+            let to_db = to.db.as_deref().unwrap_or(current_db);
+            if from_db.eq_ignore_ascii_case(to_db) {
+                return Ok(Vec::new());
+            }
+            Ok(ms
+                .get_database(to_db)
+                .await
+                .map_err(meta)?
+                .map(Need::DatabaseOwner)
+                .into_iter()
+                .collect())
+        }
+        AlterTable::SetProperties(new) | AlterTable::SetSerdeProperties(new) => {
+            let Some(table) = find_table(ms, current_db, name).await? else {
+                return Ok(Vec::new());
+            };
+            let Some(handler) = table.storage_handler().and_then(|c| handlers.resolve(c)) else {
+                return Ok(Vec::new());
+            };
+            let mut properties = table.sd.serde.parameters.clone();
+            properties.extend(table.parameters.clone());
+            properties.extend(new.clone());
+            Ok(handler_paths(handler.as_ref(), &properties))
+        }
+        _ => Ok(Vec::new()),
+    }
 }
 
 /// What a statement needs on the one table it names.
@@ -846,10 +913,21 @@ pub async fn run(
             admin_option,
         } => {
             let mut changes = Vec::new();
+            // Role memberships this statement adds, (member, role): a cycle through them is
+            // refused as one through the catalog's.
+            let mut added: Vec<(String, String)> = Vec::new();
             for role in &roles {
                 role_admin(ms_ref, &s, role, "grant").await?;
                 for p in &to {
                     let (kind, name) = principal_parts(p);
+                    if kind == PrincipalType::Role {
+                        if roles_held(ms_ref, role, &added).await?.contains(name) {
+                            return Err(ddl_error(format!(
+                                "org.apache.hadoop.hive.ql.security.authorization.plugin.HiveAuthzPluginException: Cannot grant role {name} to {role} as {role} already belongs to the role {name}. (no cycles allowed)"
+                            )));
+                        }
+                        added.push((name.to_string(), role.clone()));
+                    }
                     changes.push(GrantChange::Put(Grant {
                         object: GrantObject::Role { name: role.clone() },
                         principal_name: name.to_string(),
@@ -1008,6 +1086,38 @@ pub async fn run(
 
 /// The table a GRANT or REVOKE is on, once `s` is found to hold `privileges` on it WITH GRANT
 /// OPTION (a denial is a DDL task's error in Hive, with the same words as a query's).
+/// The roles `role` holds, itself included: its grants in the catalog and those of
+/// `pending` (member, role) pairs not yet written.
+async fn roles_held(
+    ms: &dyn Metastore,
+    role: &str,
+    pending: &[(String, String)],
+) -> Result<BTreeSet<String>, SqlError> {
+    let mut out = BTreeSet::from([role.to_string()]);
+    let mut todo = vec![role.to_string()];
+    while let Some(name) = todo.pop() {
+        let stored = ms
+            .grants_of((PrincipalType::Role, &name))
+            .await
+            .map_err(meta)?
+            .into_iter()
+            .filter_map(|g| match g.object {
+                GrantObject::Role { name } => Some(name),
+                _ => None,
+            });
+        let pending = pending
+            .iter()
+            .filter(|(member, _)| *member == name)
+            .map(|(_, r)| r.clone());
+        for r in stored.chain(pending).collect::<Vec<_>>() {
+            if out.insert(r.clone()) {
+                todo.push(r);
+            }
+        }
+    }
+    Ok(out)
+}
+
 async fn grant_target(
     auth: &Authorization,
     ms: &dyn Metastore,
@@ -1221,6 +1331,25 @@ impl Visibility {
         let mut out = Vec::with_capacity(tables.len());
         for t in tables {
             if self.auth.may_see(ms, &subject, &t).await? {
+                out.push(t);
+            }
+        }
+        Ok(out)
+    }
+
+    /// The tables of `tables` whose columns the session may list (GetColumns): those it
+    /// may SELECT from, as Hive asks of GET_COLUMNS.
+    pub async fn readable(&self, tables: Vec<Table>) -> Result<Vec<Table>, SqlError> {
+        let ms = self.metastore.as_ref();
+        let subject = self.auth.subject(ms, &self.user, &self.roles).await?;
+        let mut out = Vec::with_capacity(tables.len());
+        for t in tables {
+            if self
+                .auth
+                .privileges(ms, &subject, &t)
+                .await?
+                .contains_key("SELECT")
+            {
                 out.push(t);
             }
         }

@@ -395,7 +395,11 @@ pub async fn columns(
     column_pattern: Option<&str>,
 ) -> Result<Prepared, SqlError> {
     let mut rows = Vec::new();
-    for t in matching_tables(ctx, visibility, schema_pattern, table_pattern).await? {
+    let mut tables = matching_tables(ctx, visibility, schema_pattern, table_pattern).await?;
+    if let Some(v) = visibility {
+        tables = v.readable(tables).await?;
+    }
+    for t in tables {
         let (db, name) = (t.database.clone(), t.name.clone());
         {
             for (i, c) in t.sd.columns.iter().chain(&t.partition_keys).enumerate() {

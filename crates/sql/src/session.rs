@@ -591,8 +591,13 @@ impl SqlSession {
             self.policy.check_path(clause, path)?;
         }
         if let Some(auth) = self.policy.authorization() {
-            let (operation, needs) =
-                crate::authz::needs(self.metastore.as_ref(), &self.database(), &stmt).await?;
+            let (operation, needs) = crate::authz::needs(
+                self.metastore.as_ref(),
+                &self.handlers,
+                &self.database(),
+                &stmt,
+            )
+            .await?;
             let subject = self.subject().await?;
             auth.check(self.metastore.as_ref(), &subject, operation, &needs)
                 .await?;
@@ -783,6 +788,19 @@ impl SqlSession {
             .await
             .map_err(SqlError::from_planning)?;
         self.policy.check_plan(&plan)?;
+        if let Some(auth) = self.policy.authorization() {
+            // What plans into DataFusion's DDL, DML or COPY under another form (SELECT .. INTO,
+            // EXPLAIN ANALYZE of a COPY) is for admins too.
+            if changes_things(&plan) {
+                let subject = self.subject().await?;
+                let need = Need::Admin {
+                    object_type: "COMMAND_PARAMS",
+                    name: format!("[{}]", plan.display()),
+                };
+                auth.check(self.metastore.as_ref(), &subject, "QUERY", &[need])
+                    .await?;
+            }
+        }
         match &plan {
             LogicalPlan::Ddl(_) | LogicalPlan::Dml(_) | LogicalPlan::Copy(_) => {
                 let ctx = self.ctx.clone();
@@ -1042,6 +1060,17 @@ fn parse_error(e: ParserError) -> SqlError {
         line,
         column,
         detail: format!("cannot recognize input: {detail}"),
+    }
+}
+
+/// Whether a DataFusion plan creates, drops or writes something (its DDL, DML or COPY), under
+/// EXPLAIN too (EXPLAIN ANALYZE runs it).
+fn changes_things(plan: &LogicalPlan) -> bool {
+    match plan {
+        LogicalPlan::Ddl(_) | LogicalPlan::Dml(_) | LogicalPlan::Copy(_) => true,
+        LogicalPlan::Explain(e) => changes_things(&e.plan),
+        LogicalPlan::Analyze(a) => changes_things(&a.input),
+        _ => false,
     }
 }
 

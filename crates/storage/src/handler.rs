@@ -205,6 +205,14 @@ pub trait StorageHandler: Send + Sync {
         &[]
     }
 
+    /// Files of this machine that a table with these properties (TBLPROPERTIES and
+    /// SERDEPROPERTIES together) would make the handler open, as Hive 4's handlers name their
+    /// object for authorization (`getURIForAuth`): every user is the same user to the file
+    /// system, so with authorization on, naming one is for admins, as a LOCATION is.
+    fn local_paths(&self, _properties: &std::collections::BTreeMap<String, String>) -> Vec<String> {
+        Vec::new()
+    }
+
     /// Checks a definition before anything happens (required properties, their values).
     fn validate(&self, _table: &Table) -> HandlerResult<()> {
         Ok(())

@@ -12,7 +12,14 @@ pub(super) fn alter(p: &mut P) -> Result<Option<HiveStatement>, SqlError> {
         } else if p.eat_kw("location") {
             location = Some(p.string()?);
         } else if p.eat_kw("owner") {
-            if !(p.eat_kw("user") || p.eat_kw("role")) {
+            if p.eat_kw("role") {
+                // The catalog keeps a database's owner as a user: a role stored as a user
+                // of the same name would hand the database to that user.
+                return Err(SqlError::Unsupported(
+                    "ALTER DATABASE .. SET OWNER ROLE: databases are owned by users here; use SET OWNER USER".into(),
+                ));
+            }
+            if !p.eat_kw("user") {
                 return Err(p.err("USER or ROLE"));
             }
             owner = Some(p.ident()?);

@@ -24,6 +24,17 @@ pub fn is_authz(sql: &str) -> bool {
     }
 }
 
+/// Skips Hive's optional ROLE before the role names of GRANT / REVOKE role (`GRANT ROLE r TO
+/// ..`), unless `role` is itself the one name (`GRANT role TO ..`, before `next`).
+fn optional_role_keyword(p: &mut P, next: &str) {
+    if p.is_kw("role")
+        && !p.is_kw_at(1, next)
+        && !matches!(p.toks.get(p.pos + 1).map(|t| &t.tok), Some(Tok::Punct(',')))
+    {
+        p.pos += 1;
+    }
+}
+
 /// Parses an authorization statement.
 pub fn parse_authz(sql: &str) -> Result<AuthzStatement, SqlError> {
     let toks = lex(sql)?;
@@ -74,6 +85,7 @@ pub fn parse_authz(sql: &str) -> Result<AuthzStatement, SqlError> {
                 grant_option,
             }
         } else {
+            optional_role_keyword(&mut p, "to");
             let roles = names(&mut p)?;
             p.expect_kw("to")?;
             let to = principals(&mut p)?;
@@ -97,6 +109,7 @@ pub fn parse_authz(sql: &str) -> Result<AuthzStatement, SqlError> {
                 grant_option_only: true,
             }
         } else if p.eat_kws(&["admin", "option", "for"]) {
+            optional_role_keyword(&mut p, "from");
             let roles = names(&mut p)?;
             p.expect_kw("from")?;
             AuthzStatement::RevokeRole {
@@ -115,6 +128,7 @@ pub fn parse_authz(sql: &str) -> Result<AuthzStatement, SqlError> {
                 grant_option_only: false,
             }
         } else {
+            optional_role_keyword(&mut p, "from");
             let roles = names(&mut p)?;
             p.expect_kw("from")?;
             AuthzStatement::RevokeRole {
@@ -276,6 +290,14 @@ mod tests {
                 table: t(None, "t"),
                 from: vec![Principal::User("bob".into())],
                 grant_option_only: true,
+            }
+        );
+        assert_eq!(
+            parse_authz("GRANT ROLE analysts TO ROLE leads").unwrap(),
+            AuthzStatement::GrantRole {
+                roles: vec!["analysts".into()],
+                to: vec![Principal::Role("leads".into())],
+                admin_option: false,
             }
         );
         assert_eq!(
