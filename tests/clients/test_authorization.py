@@ -276,19 +276,38 @@ def test_what_reaches_around_the_grants_is_refused(srv, tmp_path):
     assert rows(frank, "SELECT count(*) FROM jdbc_src") == [(0,)]
     # A copy would be frank's, with the URL (and any password) of root's table.
     text = refused(frank, "CREATE TABLE f_copy LIKE jdbc_src")
-    assert denial("frank", "CREATETABLE", ("OBJECT OWNERSHIP", "TABLE_OR_VIEW", "default.jdbc_src")) in text, text
+    assert denial("frank", "CREATETABLE", ("OBJECT OWNERSHIP", "TABLE_OR_VIEW", "default.jdbc_src"),
+                  ("ADMIN PRIVILEGE", "STORAGEHANDLER_URI", db_file)) in text, text
     alice.execute("CREATE TABLE native_src (a INT)")
     alice.execute("GRANT SELECT ON native_src TO USER frank")
     frank.execute("CREATE TABLE f_native_copy LIKE native_src")
     frank.execute("CREATE TABLE f_own (a INT)")
+    # A handler named in TBLPROPERTIES would skip all of that: refused for everyone.
+    handler_prop = "'storage_handler'='org.apache.hive.storage.jdbc.JdbcStorageHandler'"
+    for sql in [f"CREATE TABLE f_fake (a INT) TBLPROPERTIES ({handler_prop}, "
+                f"'hive.sql.jdbc.url'='jdbc:sqlite:{db_file}')",
+                f"ALTER TABLE f_own SET TBLPROPERTIES ({handler_prop})"]:
+        for who in (frank, root):
+            assert "is set by STORED BY" in refused(who, sql), sql
+    # (Hive's own rule already keeps a handler's table from dropping its handler.)
+    assert "to a non-native table" in refused(root, "ALTER TABLE jdbc_src UNSET TBLPROPERTIES ('storage_handler')")
+    # The owner of a handler's table pointing it at a file, or a copy's TBLPROPERTIES doing so.
+    frank_file = str(tmp_path / "frank.db")
+    root.execute(f"CREATE TABLE jdbc_frank (a INT) {jdbc.format(frank_file)}")
+    root.execute("GRANT ALL ON jdbc_frank TO USER frank")
+    for sql in [f"ALTER TABLE jdbc_frank SET TBLPROPERTIES ('hive.sql.jdbc.url'='jdbc:sqlite:{db_file}')",
+                f"CREATE TABLE f_like LIKE jdbc_src TBLPROPERTIES ('hive.sql.jdbc.url'='jdbc:sqlite:{db_file}')"]:
+        text = refused(frank, sql)
+        assert "[ADMIN PRIVILEGE] on Object [type=" in text, (sql, text)
     # Renaming one's own table into another's database needs that database.
     alice.execute("CREATE DATABASE alice_only")
     text = refused(frank, "ALTER TABLE f_own RENAME TO alice_only.f_own")
     assert denial("frank", "ALTERTABLE_RENAME", ("OBJECT OWNERSHIP", "DATABASE", "alice_only")) in text, text
     assert rows(root, "SHOW TABLES IN alice_only") == []
     # DataFusion's writes under other forms.
-    text = refused(frank, "SELECT 1 AS a INTO f_into")
-    assert "[ADMIN PRIVILEGE] on Object [type=COMMAND_PARAMS" in text, text
+    for sql in ["SELECT 1 AS a INTO f_into", "EXPLAIN ANALYZE SELECT 1 AS a INTO f_into"]:
+        text = refused(frank, sql)
+        assert "[ADMIN PRIVILEGE] on Object [type=COMMAND_PARAMS" in text, (sql, text)
     out = str(tmp_path / "copied")
     # (DataFusion plans no EXPLAIN of a COPY; whatever refuses it, nothing is written.)
     refused(frank, f"EXPLAIN ANALYZE COPY (SELECT 1) TO '{out}.csv'")
@@ -306,6 +325,23 @@ def test_what_reaches_around_the_grants_is_refused(srv, tmp_path):
     text = refused(root, "GRANT ROLE cyc3 TO ROLE cyc1")
     assert "Cannot grant role cyc1 to cyc3 as cyc3 already belongs to the role cyc1. (no cycles allowed)" in text, text
     assert "no cycles allowed" in refused(root, "GRANT ROLE cyc1 TO ROLE cyc1")
+
+
+def test_get_columns_lists_only_tables_one_may_read(srv):
+    alice = as_user(srv, "alice")
+    alice.execute("CREATE TABLE cols_open (a INT)")
+    alice.execute("CREATE TABLE cols_insert_only (b INT)")
+    alice.execute("GRANT SELECT ON cols_open TO USER gina")
+    alice.execute("GRANT INSERT ON cols_insert_only TO USER gina")
+    cur = impyla.connect(host="127.0.0.1", port=srv.binary_port, auth_mechanism="PLAIN", user="gina",
+                         password="x").cursor(user="gina")
+    assert cur.get_table_schema("cols_open", "default") == [("a", "INT")]
+    # The table itself is listed (a privilege is held), its columns are not.
+    with pytest.raises(Exception, match="no schema results"):
+        cur.get_table_schema("cols_insert_only", "default")
+    cur.get_tables(database_name="default")
+    listed = {r[2] for r in cur.fetchall()}
+    assert {"cols_insert_only", "cols_open"} <= listed
 
 
 def test_beeline_shows_hives_denial(srv):

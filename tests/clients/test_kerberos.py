@@ -14,6 +14,7 @@ import time
 import urllib.error
 import urllib.request
 
+import kerberos
 import pytest
 from impala import dbapi as impyla
 from pyhive import hive
@@ -26,7 +27,8 @@ from test_jdbc_beeline import SPARK_HOME
 
 @pytest.fixture(scope="module")
 def kdc():
-    k = Kdc(services=("hive/localhost", "HTTP/localhost", "other/localhost"))
+    k = Kdc(services=("hive/localhost", "HTTP/localhost", "other/localhost"),
+            users={"alice": "wonderland", "bob": "builder", "alice/admin": "root-of-trust"})
     # A keytab with only `other`, for a server that holds no key for the clients' tickets.
     k.other_keytab = os.path.join(k.dir, "other.keytab")
     k.kadmin(f"ktadd -k {k.other_keytab} -norandkey other/localhost")
@@ -189,3 +191,41 @@ def test_kerberos_logins_are_audited(kdc, krb_server, as_alice):
     logins = [(e["user"], e["outcome"], e.get("method")) for e in events if e["event"] == "login"]
     assert ("alice", "accepted", "KERBEROS") in logins
     assert ("", "refused", "KERBEROS") in logins
+
+
+def test_an_instance_principal_logs_in_as_its_first_component(kdc, krb_server, monkeypatch):
+    env = kdc.kinit("alice/admin")
+    for k in ("KRB5_CONFIG", "KRB5CCNAME", "KRB5RCACHEDIR"):
+        monkeypatch.setenv(k, env[k])
+    assert _whoami(_impyla_binary(krb_server)) == "alice"
+
+
+def _negotiate_token(service="HTTP@localhost"):
+    _, ctx = kerberos.authGSSClientInit(service)
+    kerberos.authGSSClientStep(ctx, "")
+    return kerberos.authGSSClientResponse(ctx)
+
+
+def _post(srv, headers):
+    req = urllib.request.Request(f"http://127.0.0.1:{srv.http_port}/cliservice", data=b"x",
+                                 headers=headers, method="POST")
+    try:
+        with urllib.request.urlopen(req, timeout=10) as r:
+            return r.status, r.headers, r.read()
+    except urllib.error.HTTPError as e:
+        return e.code, e.headers, e.read()
+
+
+def test_negotiate_sets_the_login_cookie_and_a_token_is_good_once(krb_server, as_alice):
+    token = _negotiate_token()
+    # Past the login, the one-byte body is refused as a bad message (400), not a 401.
+    status, headers, _ = _post(krb_server, {"Authorization": "Negotiate " + token})
+    assert status == 400, status
+    cookie = headers.get("Set-Cookie", "").split(";")[0]
+    assert cookie.startswith("hive.server2.auth="), headers
+    assert headers.get("WWW-Authenticate", "").startswith("Negotiate "), headers
+    status, _, _ = _post(krb_server, {"Cookie": cookie})
+    assert status == 400, status
+    # The same token again is a replay: the server's replay cache refuses it.
+    status, _, body = _post(krb_server, {"Authorization": "Negotiate " + token})
+    assert status == 401 and body == b"Authentication Error: Error validating the login", (status, body)

@@ -805,7 +805,9 @@ impl ServerConfig {
                 .unwrap_or_else(|_| "localhost".into()),
             h => h.to_string(),
         };
-        let acceptor = |prefix: &str| -> Result<Option<_>, ConfigError> {
+        // `prefix`'s principal and keytab; over HTTP (`spnego`) SPNEGO is accepted around
+        // Kerberos 5.
+        let acceptor = |prefix: &str, spnego: bool| -> Result<Option<_>, ConfigError> {
             let principal_key = format!("hive.server2.authentication.{prefix}.principal");
             let keytab_key = format!("hive.server2.authentication.{prefix}.keytab");
             let (principal, keytab) = (
@@ -830,11 +832,11 @@ impl ServerConfig {
                 reason,
             };
             let principal = apiary_auth::Principal::parse(principal, &host).map_err(invalid)?;
-            apiary_auth::KerberosAcceptor::new(&principal, std::path::Path::new(keytab))
+            apiary_auth::KerberosAcceptor::new(&principal, std::path::Path::new(keytab), spnego)
                 .map(|a| Some(std::sync::Arc::new(a)))
                 .map_err(invalid)
         };
-        let binary = acceptor("kerberos")?;
+        let binary = acceptor("kerberos", false)?;
         let transport = self.get("hive.server2.transport.mode").to_ascii_lowercase();
         if binary.is_none() && transport != "http" {
             return Err(ConfigError::Invalid {
@@ -844,9 +846,9 @@ impl ServerConfig {
                         .into(),
             });
         }
-        let http = match acceptor("spnego")? {
+        let http = match acceptor("spnego", true)? {
             Some(a) => Some(a),
-            None => binary.clone(),
+            None => acceptor("kerberos", true)?,
         };
         if http.is_none() && transport != "binary" {
             return Err(ConfigError::Invalid {

@@ -4,7 +4,10 @@
 //! Built only with the `pam` feature (libpam's headers and clang are needed to build it);
 //! without it, [`PamAuthenticator::new`] says so.
 
+use std::sync::Arc;
 use std::time::Duration;
+
+use tokio::sync::Semaphore;
 
 use crate::{AuthError, Authenticator};
 
@@ -14,7 +17,14 @@ use crate::{AuthError, Authenticator};
 pub struct PamAuthenticator {
     services: Vec<String>,
     timeout: Duration,
+    /// PAM checks running at once: a check that outlives its timeout keeps its thread (a PAM
+    /// module cannot be interrupted) and its slot, so stuck checks cannot fill the blocking
+    /// pool other work needs.
+    slots: Arc<Semaphore>,
 }
+
+/// Most PAM checks running at once.
+const MAX_CHECKS: usize = 16;
 
 impl PamAuthenticator {
     /// An authenticator for `services`; a service that answers nothing within `timeout`
@@ -35,7 +45,11 @@ impl PamAuthenticator {
         {
             return Err(format!("{bad:?} is not a PAM service name"));
         }
-        Ok(PamAuthenticator { services, timeout })
+        Ok(PamAuthenticator {
+            services,
+            timeout,
+            slots: Arc::new(Semaphore::new(MAX_CHECKS)),
+        })
     }
 }
 
@@ -46,15 +60,27 @@ impl Authenticator for PamAuthenticator {
     }
 
     async fn authenticate(&self, user: &str, password: &str) -> Result<(), AuthError> {
+        let deadline = tokio::time::Instant::now() + self.timeout;
         for service in &self.services {
             let refused = || {
                 AuthError::Refused(format!(
                     "Error authenticating with the PAM service: {service}"
                 ))
             };
+            let slot = tokio::time::timeout_at(deadline, self.slots.clone().acquire_owned()).await;
+            let Ok(Ok(slot)) = slot else {
+                return Err(AuthError::Unavailable(format!(
+                    "{MAX_CHECKS} PAM checks were already running for {} s",
+                    self.timeout.as_secs()
+                )));
+            };
             let (s, u, p) = (service.clone(), user.to_string(), password.to_string());
-            let check = tokio::task::spawn_blocking(move || check(&s, &u, &p));
-            match tokio::time::timeout(self.timeout, check).await {
+            let check = tokio::task::spawn_blocking(move || {
+                let outcome = check(&s, &u, &p);
+                drop(slot);
+                outcome
+            });
+            match tokio::time::timeout_at(deadline, check).await {
                 Ok(Ok(Ok(()))) => {}
                 Ok(Ok(Err(reason))) => {
                     tracing::warn!(service = %service, user, reason = %reason, "PAM refused the login");

@@ -407,12 +407,15 @@ async fn gssapi_handshake(
     // The client's initial response carries its first token.
     loop {
         let token = read_sasl_response(stream).await?;
-        let reply = match exchange.step(&token) {
-            Ok(reply) => reply,
+        let reply = match exchange.step_blocking(token).await {
+            Ok((next, reply)) => {
+                exchange = next;
+                reply
+            }
             Err(e) => {
-                let msg = e.to_string();
                 let _ = gw.ticket_login(address, Err(e));
-                send_sasl(stream, SASL_BAD, msg.as_bytes()).await;
+                // Hive's (Java's SASL server's) words for a refused ticket.
+                send_sasl(stream, SASL_BAD, b"GSS initiate failed").await;
                 return Err("SASL GSSAPI: ticket refused".into());
             }
         };
@@ -438,7 +441,15 @@ async fn gssapi_handshake(
             return Err("SASL GSSAPI: client name refused".into());
         }
     };
-    let offer = exchange.wrap(&NO_SECURITY_LAYER).map_err(refuse)?;
+    let offer = match exchange.wrap(&NO_SECURITY_LAYER) {
+        Ok(offer) => offer,
+        Err(e) => {
+            let msg = refuse(e);
+            let _ = gw.ticket_login(address, Err(apiary_auth::AuthError::Refused(msg.clone())));
+            send_sasl(stream, SASL_BAD, b"GSS initiate failed").await;
+            return Err(format!("SASL GSSAPI: {msg}"));
+        }
+    };
     send_sasl(stream, SASL_OK, &offer).await;
     let answer = read_sasl_response(stream).await?;
     let chosen = match exchange.unwrap(&answer) {

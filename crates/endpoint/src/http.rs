@@ -121,7 +121,7 @@ fn unauthorized(cfg: &EndpointConfig, reason: &str) -> Response<Full<Bytes>> {
 
 /// Accepts a one-leg SPNEGO exchange: the user and the server's answer token, if any; or
 /// the reason to give the client.
-fn negotiate(
+async fn negotiate(
     token: &[u8],
     peer: std::net::SocketAddr,
     gw: &Gateway,
@@ -131,13 +131,16 @@ fn negotiate(
         return Err("Kerberos is not enabled (hive.server2.authentication)".into());
     };
     let address = Some(peer.ip());
-    let mut exchange = acceptor.start();
     let refused = |e: apiary_auth::AuthError| {
         let msg = e.to_string();
         let _ = gw.ticket_login(address, Err(e));
         msg
     };
-    let reply = exchange.step(token).map_err(refused)?;
+    let (exchange, reply) = acceptor
+        .start()
+        .step_blocking(token.to_vec())
+        .await
+        .map_err(refused)?;
     if !exchange.is_complete() {
         // HTTP sessions are stateless between requests: a mechanism needing a second leg
         // is not offered.
@@ -221,8 +224,9 @@ async fn login(
             (user, None)
         }
         Some(Credentials::Negotiate(token)) => {
-            let (user, reply) =
-                negotiate(&token, peer, gw, cfg).map_err(|msg| unauthorized(cfg, &msg))?;
+            let (user, reply) = negotiate(&token, peer, gw, cfg)
+                .await
+                .map_err(|msg| unauthorized(cfg, &msg))?;
             negotiated = reply.map(|t| base64::engine::general_purpose::STANDARD.encode(t));
             (user, None)
         }

@@ -505,11 +505,23 @@ pub async fn needs(
                 // LIKE of a table in another system copies how to reach it (its handler's
                 // properties and secrets): only its owner may hand that on. Of a native
                 // table, SELECT is enough, as in Hive.
-                let need = match find_table(ms, current_db, like).await? {
+                let source = find_table(ms, current_db, like).await?;
+                let need = match &source {
                     Some(source) if source.storage_handler().is_some() => TableNeed::Owner,
                     _ => TableNeed::Privileges(vec!["SELECT"], false),
                 };
                 needs.extend(on_table(ms, current_db, like, need).await?);
+                // The copy's own TBLPROPERTIES may point the source's handler elsewhere.
+                if let Some(source) = &source {
+                    if let Some(handler) =
+                        source.storage_handler().and_then(|c| handlers.resolve(c))
+                    {
+                        let mut properties = source.sd.serde.parameters.clone();
+                        properties.extend(source.parameters.clone());
+                        properties.extend(ct.tblproperties.clone());
+                        needs.extend(handler_paths(handler.as_ref(), &properties));
+                    }
+                }
             }
             if let Some(handler) = ct.stored_by.as_deref().and_then(|c| handlers.resolve(c)) {
                 let mut properties = ct.handler_serde_props.clone();

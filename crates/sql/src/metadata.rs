@@ -227,11 +227,28 @@ pub async fn table_infos(
     types: Option<&[String]>,
 ) -> Result<Vec<TableInfo>, SqlError> {
     let mut out = Vec::new();
-    for t in typed_tables(ctx, visibility, schema_pattern, table_pattern, types).await? {
+    let tables = typed_tables(ctx, visibility, schema_pattern, table_pattern, types).await?;
+    // Columns are shown, as by GetColumns, only of the tables the session may SELECT from;
+    // the others are listed with an empty schema.
+    let readable: Option<std::collections::HashSet<(String, String)>> = match visibility {
+        Some(v) => Some(
+            v.readable(tables.clone())
+                .await?
+                .into_iter()
+                .map(|t| (t.database, t.name))
+                .collect(),
+        ),
+        None => None,
+    };
+    for t in tables {
+        let shown = readable
+            .as_ref()
+            .is_none_or(|r| r.contains(&(t.database.clone(), t.name.clone())));
         let fields: Vec<Field> =
             t.sd.columns
                 .iter()
                 .chain(&t.partition_keys)
+                .filter(|_| shown)
                 .map(|c| {
                     let ty = HiveType::parse(&c.type_name).unwrap_or(HiveType::String);
                     let mut f = ty.to_field(&c.name);

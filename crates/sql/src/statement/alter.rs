@@ -102,6 +102,7 @@ impl dyn Scope {
                 check_duplicates(&all)?;
             }
             AlterTable::SetProperties(p) => {
+                check_reserved_properties(p.keys())?;
                 if let Some(v) = p.get("EXTERNAL") {
                     t.table_type = if v.eq_ignore_ascii_case("true") {
                         TableType::External
@@ -112,6 +113,7 @@ impl dyn Scope {
                 t.parameters.extend(p);
             }
             AlterTable::UnsetProperties(keys, if_exists) => {
+                check_reserved_properties(&keys)?;
                 for k in keys {
                     if t.parameters.remove(&k).is_none() && !if_exists {
                         return Err(SqlError::hive(

@@ -86,6 +86,25 @@ fn pad(s: &str) -> String {
     format!("{s:<ALIGN$}")
 }
 
+/// Refuses table properties only the server sets: `storage_handler` comes from STORED BY
+/// (a property naming a handler would route a table through it without the handler's checks,
+/// its meta hook or its authorization).
+fn check_reserved_properties<'a>(
+    keys: impl IntoIterator<Item = &'a String>,
+) -> Result<(), SqlError> {
+    for k in keys {
+        if k.eq_ignore_ascii_case("storage_handler") {
+            return Err(SqlError::hive(
+                HiveError::Generic,
+                format!(
+                    "Table property {k} is set by STORED BY and cannot be set or unset directly"
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 fn now() -> i64 {
     chrono::Utc::now().timestamp()
 }

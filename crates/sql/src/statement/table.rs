@@ -365,6 +365,7 @@ impl dyn Scope {
         if let Some(c) = &ct.comment {
             table.parameters.insert("comment".into(), c.clone());
         }
+        check_reserved_properties(ct.tblproperties.keys())?;
         table.parameters.extend(ct.tblproperties.clone());
         let external = ct.external
             || table
