@@ -112,12 +112,12 @@ pub const KEYS: &[(&str, &str, &str)] = &[
     (
         "hive.server2.authentication.kerberos.principal",
         "",
-        "KERBEROS: the server's principal for SASL GSSAPI on the binary port, hive/_HOST@REALM (_HOST becomes hive.server2.thrift.bind.host, or the machine's host name when that is a wildcard). A client principal of the same realm logs in as its first component (alice@REALM and alice/admin@REALM are alice) unless krb5.conf's auth_to_local rules say otherwise; other realms are refused",
+        "KERBEROS: the server's principal for SASL GSSAPI on the binary port, hive/_HOST@REALM (_HOST becomes hive.server2.thrift.bind.host, or the machine's host name when that is a wildcard). A client principal of the same realm logs in as its first component (alice@REALM and alice/admin@REALM are alice); another realm's only as krb5.conf's auth_to_local rules map it",
     ),
     (
         "hive.server2.authentication.kerberos.keytab",
         "",
-        "KERBEROS: the keytab holding the keys of hive.server2.authentication.kerberos.principal; read once at start-up",
+        "KERBEROS: the keytab holding the keys of hive.server2.authentication.kerberos.principal; must exist at start-up, and is read at each login (a rotated keytab takes effect at once)",
     ),
     (
         "hive.server2.authentication.spnego.principal",
