@@ -229,19 +229,24 @@ fn completed(text: &str, mut rows: std::collections::VecDeque<Vec<String>>) -> S
     let mut out: Vec<String> = Vec::new();
     let mut in_query = false;
     let mut skipping = false;
+    // Whether the line starts a record: after a blank line, past `#` comments (as `parse`
+    // reads records).
+    let mut at_start = true;
     for line in text.split('\n') {
         if line.trim().is_empty() {
             in_query = false;
             skipping = false;
+            at_start = true;
             out.push(line.to_string());
             continue;
         }
         if skipping {
             continue;
         }
-        if out.last().is_none_or(|l| l.trim().is_empty()) && line.starts_with("query") {
+        if at_start && line.starts_with("query") {
             in_query = true;
         }
+        at_start = at_start && line.starts_with('#');
         out.push(line.to_string());
         if in_query && line == "----" {
             skipping = true;
@@ -347,14 +352,14 @@ async fn sql_files_in_process() {
 
 #[test]
 fn completion_replaces_only_expected_rows() {
-    let text = "# a comment\nstatement ok\nSELECT 1\n\nquery\nSELECT 2\n----\nold\nrows\n\nquery rowsort\nSELECT 3\n----\n";
+    let text = "# a comment\nstatement ok\nSELECT 1\n\nquery\nSELECT 2\n----\nold\nrows\n\n# about 3\nquery rowsort\nSELECT 3\n----\n";
     let rows = [
         vec!["2".to_string()],
         vec!["3".to_string(), "4".to_string()],
     ];
     assert_eq!(
         completed(text, rows.into_iter().collect()),
-        "# a comment\nstatement ok\nSELECT 1\n\nquery\nSELECT 2\n----\n2\n\nquery rowsort\nSELECT 3\n----\n3\n4\n"
+        "# a comment\nstatement ok\nSELECT 1\n\nquery\nSELECT 2\n----\n2\n\n# about 3\nquery rowsort\nSELECT 3\n----\n3\n4\n"
     );
 }
 
