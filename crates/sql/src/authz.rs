@@ -569,6 +569,8 @@ pub async fn needs(
         ),
 
         HiveStatement::InsertDirectory { .. } => ("QUERY", Vec::new()),
+        // Touches nothing (there are no materialized views).
+        HiveStatement::DropMaterializedView { .. } => ("DROP_MATERIALIZED_VIEW", Vec::new()),
         // Listed, so a new statement must say what it needs.
         HiveStatement::DropTable { .. }
         | HiveStatement::Truncate { .. }

@@ -132,7 +132,7 @@ impl HiveSchema {
         let ctx = SessionContext::new_with_state(state);
         crate::functions::register(&ctx);
         let mut statements = datafusion::sql::sqlparser::parser::Parser::parse_sql(
-            &datafusion::sql::sqlparser::dialect::HiveDialect {},
+            &crate::dialect::HiveQl::default(),
             &text,
         )
         .map_err(|e| DataFusionError::Plan(format!("view {}: {e}", table.qualified_name())))?;
@@ -142,7 +142,8 @@ impl HiveSchema {
                 table.qualified_name()
             )));
         };
-        crate::rewrite::to_datafusion(&mut statement);
+        crate::rewrite::to_datafusion(&mut statement)
+            .map_err(|e| DataFusionError::Plan(format!("view {}: {e}", table.qualified_name())))?;
         let plan = ctx
             .state()
             .statement_to_plan(datafusion::sql::parser::Statement::Statement(Box::new(

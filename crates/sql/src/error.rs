@@ -19,8 +19,9 @@ pub enum SqlError {
         /// What the parser expected.
         detail: String,
     },
-    /// A table or view that does not exist.
-    #[error("SemanticException [Error 10001]: Table not found '{0}'")]
+    /// A table or view that does not exist, named as Hive names it: quoted where a query
+    /// names it (`'t'`), as written where DDL does (`t`, `db.t`).
+    #[error("SemanticException [Error 10001]: Table not found {0}")]
     TableNotFound(String),
     /// A database that does not exist.
     #[error("SemanticException [Error 10072]: Database does not exist: {0}")]
@@ -262,7 +263,7 @@ fn classify_plan_error(msg: &str) -> SqlError {
     if let Some(rest) = msg.strip_prefix("table '") {
         if let Some(name) = rest.strip_suffix("' not found") {
             let short = name.rsplit('.').next().unwrap_or(name);
-            return SqlError::TableNotFound(short.to_string());
+            return SqlError::TableNotFound(format!("'{short}'"));
         }
     }
     // DataFusion: "No field named x. Valid fields are ..." / "No field named t.x ..."

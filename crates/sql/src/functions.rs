@@ -22,9 +22,163 @@ use crate::types::{HiveType, HIVE_TYPE_KEY};
 /// Name of the typing function the rewrite inserts.
 pub const HIVE_TYPED: &str = "hive_typed";
 
+/// Spark's functions (datafusion-spark) that answer as Hive's do, registered under their
+/// names and aliases: Hive's argument forms, NULL handling and result types (checked in
+/// `tests/sql/functions.slt`). Spark's others differ from Hive (`add_months` keeps no month
+/// end, `trunc` takes no number, `hour` no string, `pmod` by a negative number), or Hive has no
+/// such function.
+const FROM_SPARK: &[&str] = &[
+    "base64",
+    "bin",
+    "ceil",
+    "concat_ws",
+    "crc32",
+    "date_add",
+    "date_diff",
+    "date_sub",
+    "elt",
+    "factorial",
+    "floor",
+    "format_string",
+    "from_utc_timestamp",
+    "hex",
+    "if",
+    "last_day",
+    "next_day",
+    "parse_url",
+    "sha1",
+    "sha2",
+    "soundex",
+    "space",
+    "str_to_map",
+    "substring",
+    "to_utc_timestamp",
+    "unbase64",
+    "unhex",
+    "width_bucket",
+];
+
+/// Spark's aggregates that answer as Hive's do.
+const AGGREGATES_FROM_SPARK: &[&str] = &["collect_list", "collect_set"];
+
+/// The version `version()` reports, Hive's form (`<version> r<revision>`): the Hive release
+/// the endpoint answers as, so tools that read it (dbt-hive) see the Hive they talk to.
+pub const HIVE_VERSION: &str = "3.1.3";
+
 /// Registers Apiary's functions in a context.
 pub fn register(ctx: &SessionContext) {
     ctx.register_udf(ScalarUDF::from(HiveTyped::new()));
+    ctx.register_udf(ScalarUDF::from(Version::new()));
+    for f in datafusion_spark::all_default_scalar_functions() {
+        if FROM_SPARK.contains(&f.name()) {
+            ctx.register_udf(f.as_ref().clone());
+        }
+    }
+    for f in datafusion_spark::all_default_aggregate_functions() {
+        if AGGREGATES_FROM_SPARK.contains(&f.name()) {
+            ctx.register_udaf(f.as_ref().clone());
+        }
+    }
+    crate::datetime::register(ctx);
+    ctx.add_analyzer_rule(Arc::new(HiveDivision));
+}
+
+/// Hive's `/` of two integers is a DOUBLE (`7 / 2` is 3.5; DataFusion's would be 3): after type
+/// coercion, integer divisions divide their operands as DOUBLEs. Decimals keep DataFusion's
+/// DECIMAL division, as Hive's do.
+#[derive(Debug)]
+struct HiveDivision;
+
+impl datafusion::optimizer::AnalyzerRule for HiveDivision {
+    fn name(&self) -> &str {
+        "hive_division"
+    }
+
+    fn analyze(
+        &self,
+        plan: datafusion::logical_expr::LogicalPlan,
+        _config: &datafusion::config::ConfigOptions,
+    ) -> Result<datafusion::logical_expr::LogicalPlan> {
+        use datafusion::common::tree_node::{Transformed, TreeNode};
+        use datafusion::common::DFSchema;
+        use datafusion::logical_expr::{BinaryExpr, Expr, ExprSchemable, Operator};
+        plan.transform_up_with_subqueries(|node| {
+            let mut schema = DFSchema::empty();
+            for input in node.inputs() {
+                schema.merge(input.schema());
+            }
+            let changed = node.map_expressions(|e| {
+                e.transform_up(|e| match e {
+                    Expr::BinaryExpr(BinaryExpr {
+                        left,
+                        op: Operator::Divide,
+                        right,
+                    }) => {
+                        let integers = matches!(
+                            (left.get_type(&schema), right.get_type(&schema)),
+                            (Ok(l), Ok(r)) if l.is_integer() && r.is_integer()
+                        );
+                        if integers {
+                            let double = |x: Expr| x.cast_to(&DataType::Float64, &schema);
+                            Ok(Transformed::yes(Expr::BinaryExpr(BinaryExpr::new(
+                                Box::new(double(*left)?),
+                                Operator::Divide,
+                                Box::new(double(*right)?),
+                            ))))
+                        } else {
+                            Ok(Transformed::no(Expr::BinaryExpr(BinaryExpr::new(
+                                left,
+                                Operator::Divide,
+                                right,
+                            ))))
+                        }
+                    }
+                    other => Ok(Transformed::no(other)),
+                })
+            })?;
+            if changed.transformed {
+                changed.map_data(|p| p.recompute_schema())
+            } else {
+                Ok(changed)
+            }
+        })
+        .map(|t| t.data)
+    }
+}
+
+/// Hive's `version()`: `3.1.3 r<revision>`, the revision naming this Apiary build.
+#[derive(Debug, PartialEq, Eq, Hash)]
+struct Version {
+    signature: Signature,
+}
+
+impl Version {
+    fn new() -> Self {
+        Self {
+            signature: Signature::exact(vec![], Volatility::Immutable),
+        }
+    }
+}
+
+impl ScalarUDFImpl for Version {
+    fn name(&self) -> &str {
+        "version"
+    }
+
+    fn signature(&self) -> &Signature {
+        &self.signature
+    }
+
+    fn return_type(&self, _arg_types: &[DataType]) -> Result<DataType> {
+        Ok(DataType::Utf8)
+    }
+
+    fn invoke_with_args(&self, _args: ScalarFunctionArgs) -> Result<ColumnarValue> {
+        Ok(ColumnarValue::Scalar(ScalarValue::Utf8(Some(format!(
+            "{HIVE_VERSION} rapiary-{}",
+            env!("CARGO_PKG_VERSION")
+        )))))
+    }
 }
 
 /// Registers the functions that answer for a session's user. Not in the contexts views are

@@ -5,7 +5,9 @@
 
 pub mod authz;
 pub mod catalog;
+pub mod datetime;
 pub mod ddl;
+pub mod dialect;
 pub mod error;
 pub mod functions;
 pub mod hive_errors;

@@ -5,10 +5,13 @@
 use std::ops::ControlFlow;
 
 use datafusion::sql::sqlparser::ast::{
-    visit_expressions_mut, CastKind, CharacterLength, DataType, DateTimeField, Expr, Function,
-    FunctionArg, FunctionArgExpr, FunctionArgumentList, FunctionArguments, Ident, ObjectName,
-    ObjectNamePart, Query, SelectItem, SetExpr, Statement, Value, ValueWithSpan, Visit, Visitor,
+    visit_expressions_mut, BinaryOperator, CastKind, CharacterLength, DataType, DateTimeField,
+    Expr, Function, FunctionArg, FunctionArgExpr, FunctionArgumentList, FunctionArguments,
+    GroupByExpr, GroupByWithModifier, Ident, ObjectName, ObjectNamePart, Query, SelectItem,
+    SetExpr, Statement, TimezoneInfo, Value, ValueWithSpan, Visit, VisitMut, Visitor, VisitorMut,
 };
+
+use crate::error::SqlError;
 use datafusion::sql::sqlparser::keywords::Keyword;
 use datafusion::sql::sqlparser::tokenizer::{Token, TokenWithSpan};
 
@@ -126,18 +129,191 @@ pub fn operator_count(tokens: &[TokenWithSpan]) -> usize {
         .count()
 }
 
-pub fn to_datafusion(statement: &mut Statement) {
+pub fn to_datafusion(statement: &mut Statement) -> Result<(), SqlError> {
+    let mut grouping = GroupByModifiers { refused: None };
+    let _ = statement.visit(&mut grouping);
+    if let Some(form) = grouping.refused {
+        return Err(SqlError::Unsupported(format!("GROUP BY .. {form}")));
+    }
     let _ = visit_expressions_mut(statement, |e| {
         match e {
             Expr::Function(f) if function_name(f).as_deref() == Some("size") => hive_size(e),
+            Expr::Function(f) if date_field(f).is_some() => hive_date_part(e),
+            Expr::Function(f) if function_name(f).as_deref() == Some("pmod") => hive_pmod(e),
+            // SUBSTR / SUBSTRING: Hive's (1-based, negative from the end, 0 as 1).
+            Expr::Substring {
+                expr,
+                substring_from: Some(from),
+                substring_for,
+                ..
+            } => {
+                let mut args = vec![(**expr).clone(), (**from).clone()];
+                args.extend(substring_for.as_deref().cloned());
+                *e = call("substring", args);
+            }
             Expr::Function(f) => hive_function(f),
-            _ => hive_typed(e),
+            _ => {
+                hive_typed(e);
+                // Hive's CAST gives NULL for a value that does not convert ('abc' AS INT).
+                if let Expr::Cast { kind, .. } = e {
+                    if *kind == CastKind::Cast {
+                        *kind = CastKind::TryCast;
+                    }
+                }
+            }
         }
         ControlFlow::<()>::Continue(())
     });
     if let Statement::Query(q) = statement {
         name_result_columns(&mut q.body);
     }
+    Ok(())
+}
+
+/// Hive's `GROUP BY a, b WITH ROLLUP | WITH CUBE | GROUPING SETS (..)` become DataFusion's
+/// `ROLLUP (a, b)`, `CUBE (a, b)` and `GROUPING SETS (..)` (DataFusion would ignore the
+/// modifiers and group by the plain list); other modifiers are refused.
+struct GroupByModifiers {
+    refused: Option<String>,
+}
+
+impl VisitorMut for GroupByModifiers {
+    type Break = ();
+
+    fn pre_visit_query(&mut self, query: &mut Query) -> ControlFlow<()> {
+        let mut bodies = vec![&mut *query.body];
+        while let Some(body) = bodies.pop() {
+            match body {
+                SetExpr::Select(select) => self.rewrite(&mut select.group_by),
+                SetExpr::SetOperation { left, right, .. } => {
+                    bodies.push(left);
+                    bodies.push(right);
+                }
+                // Nested queries are visited on their own.
+                _ => {}
+            }
+        }
+        ControlFlow::Continue(())
+    }
+}
+
+impl GroupByModifiers {
+    fn rewrite(&mut self, group_by: &mut GroupByExpr) {
+        let (exprs, modifiers) = match group_by {
+            GroupByExpr::Expressions(exprs, modifiers) if !modifiers.is_empty() => {
+                (exprs, modifiers)
+            }
+            GroupByExpr::All(modifiers) if !modifiers.is_empty() => {
+                self.refused = Some(format!("ALL {}", modifiers[0]));
+                return;
+            }
+            _ => return,
+        };
+        for modifier in std::mem::take(modifiers) {
+            let singles = || exprs.iter().map(|e| vec![e.clone()]).collect::<Vec<_>>();
+            match modifier {
+                GroupByWithModifier::Rollup => *exprs = vec![Expr::Rollup(singles())],
+                GroupByWithModifier::Cube => *exprs = vec![Expr::Cube(singles())],
+                GroupByWithModifier::GroupingSets(sets) => *exprs = vec![sets],
+                other => {
+                    self.refused = Some(other.to_string());
+                    return;
+                }
+            }
+        }
+    }
+}
+
+/// Hive's `pmod(a, b)`: `((a % b) + b) % b`, NULL when `b` is 0 (Hive's `%` by zero).
+fn hive_pmod(e: &mut Expr) {
+    let Expr::Function(f) = e else { return };
+    let Some(args) = plain_args(f) else { return };
+    let [a, b] = args.as_slice() else { return };
+    let nested = |x: Expr| Expr::Nested(Box::new(x));
+    let zero = Expr::Value(ValueWithSpan::from(Value::Number("0".into(), false)));
+    let divisor = call("nullif", vec![b.clone(), zero]);
+    let modulo = |x: Expr| Expr::BinaryOp {
+        left: Box::new(nested(x)),
+        op: BinaryOperator::Modulo,
+        right: Box::new(divisor.clone()),
+    };
+    let plus_b = Expr::BinaryOp {
+        left: Box::new(modulo(a.clone())),
+        op: BinaryOperator::Plus,
+        right: Box::new(nested(b.clone())),
+    };
+    *e = nested(modulo(plus_b));
+}
+
+/// Hive's functions this module turns into others (SHOW FUNCTIONS lists them too).
+pub const REWRITTEN_FUNCTIONS: &[&str] = &[
+    "array",
+    "day",
+    "dayofmonth",
+    "dayofweek",
+    "hour",
+    "map",
+    "minute",
+    "month",
+    "pmod",
+    "quarter",
+    "second",
+    "size",
+    "sort_array",
+    "weekofyear",
+    "year",
+];
+
+/// The field a Hive date function reads (`year(d)` is the year of `d`).
+fn date_field(f: &Function) -> Option<&'static str> {
+    Some(match function_name(f)?.as_str() {
+        "year" => "year",
+        "quarter" => "quarter",
+        "month" => "month",
+        "day" | "dayofmonth" => "day",
+        "hour" => "hour",
+        "minute" => "minute",
+        "second" => "second",
+        "weekofyear" => "week",
+        "dayofweek" => "dow",
+        _ => return None,
+    })
+}
+
+/// Hive's `year(x)` .. `second(x)`, `weekofyear(x)` and `dayofweek(x)` (1 for Sunday) of a
+/// date, timestamp or string: an INT, NULL when the value is not a date.
+fn hive_date_part(e: &mut Expr) {
+    let Expr::Function(f) = e else { return };
+    let (Some(field), Some(args)) = (date_field(f), plain_args(f)) else {
+        return;
+    };
+    let [arg] = args.as_slice() else { return };
+    let timestamp = Expr::Cast {
+        kind: CastKind::TryCast,
+        expr: Box::new(arg.clone()),
+        data_type: DataType::Timestamp(None, TimezoneInfo::None),
+        array: false,
+        format: None,
+    };
+    let text = |s: &str| Expr::Value(ValueWithSpan::from(Value::SingleQuotedString(s.into())));
+    let mut part = call("date_part", vec![text(field), timestamp]);
+    if field == "dow" {
+        part = Expr::BinaryOp {
+            left: Box::new(part),
+            op: BinaryOperator::Plus,
+            right: Box::new(Expr::Value(ValueWithSpan::from(Value::Number(
+                "1".into(),
+                false,
+            )))),
+        };
+    }
+    *e = Expr::Cast {
+        kind: CastKind::Cast,
+        expr: Box::new(Expr::Nested(Box::new(part))),
+        data_type: DataType::Int(None),
+        array: false,
+        format: None,
+    };
 }
 
 fn function_name(f: &Function) -> Option<String> {
@@ -186,11 +362,31 @@ fn call(name: &str, args: Vec<Expr>) -> Expr {
 }
 
 /// Hive's `array(a, b)` is DataFusion's `make_array`; Hive's `map(k1, v1, k2, v2)` becomes
-/// DataFusion's `map([k1, k2], [v1, v2])`.
+/// DataFusion's `map([k1, k2], [v1, v2])`; the date functions that take a date take a string
+/// or timestamp too (`date_add('2026-01-31', 1)`), as a date (NULL when it is none).
 fn hive_function(f: &mut Function) {
     let Some(name) = function_name(f) else { return };
     match name.as_str() {
+        "date_add" | "date_sub" | "last_day" | "next_day" => {
+            if let FunctionArguments::List(list) = &mut f.args {
+                if let Some(FunctionArg::Unnamed(FunctionArgExpr::Expr(first))) =
+                    list.args.first_mut()
+                {
+                    *first = Expr::Cast {
+                        kind: CastKind::TryCast,
+                        expr: Box::new(first.clone()),
+                        data_type: DataType::Date,
+                        array: false,
+                        format: None,
+                    };
+                }
+            }
+        }
         "array" => f.name = ObjectName(vec![ObjectNamePart::Identifier(Ident::new("make_array"))]),
+        // Hive's sort_array(a): ascending, NULLs first, as DataFusion's array_sort by default.
+        "sort_array" => {
+            f.name = ObjectName(vec![ObjectNamePart::Identifier(Ident::new("array_sort"))])
+        }
         "map" => {
             let Some(args) = plain_args(f) else { return };
             let is_list = |e: &Expr| {

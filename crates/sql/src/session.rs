@@ -8,6 +8,7 @@ use std::sync::Arc;
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use std::path::{Path, PathBuf};
 
+use crate::dialect::HiveQl;
 use apiary_metastore::{Database, Metastore, Table};
 use apiary_storage::handler::Registry;
 use datafusion::catalog::{CatalogProviderList, MemoryCatalogProviderList};
@@ -16,7 +17,6 @@ use datafusion::execution::session_state::SessionStateBuilder;
 use datafusion::logical_expr::LogicalPlan;
 use datafusion::prelude::{SessionConfig, SessionContext};
 use datafusion::sql::parser::Statement as DfStatement;
-use datafusion::sql::sqlparser::dialect::HiveDialect;
 use datafusion::sql::sqlparser::parser::{Parser, ParserError};
 use datafusion::sql::sqlparser::tokenizer::Tokenizer;
 
@@ -700,7 +700,7 @@ impl SqlSession {
     }
 
     async fn plan_sql(&mut self, text: &str) -> Result<Prepared, SqlError> {
-        let dialect = HiveDialect {};
+        let dialect = HiveQl::default();
         let tokens = Tokenizer::new(&dialect, text)
             .with_unescape(true)
             .tokenize_with_location()
@@ -729,6 +729,9 @@ impl SqlSession {
             )));
         }
         self.policy.check_called(&statement)?;
+        if let datafusion::sql::sqlparser::ast::Statement::ShowFunctions { filter } = &statement {
+            return Ok(self.show_functions(filter.as_ref()));
+        }
         if let Some(auth) = self.policy.authorization() {
             let subject = self.subject().await?;
             let relations = crate::authz::relations(&statement);
@@ -777,7 +780,7 @@ impl SqlSession {
             auth.check(self.metastore.as_ref(), &subject, "QUERY", &needs)
                 .await?;
         }
-        rewrite::to_datafusion(&mut statement);
+        rewrite::to_datafusion(&mut statement)?;
         let explain = matches!(
             statement,
             datafusion::sql::sqlparser::ast::Statement::Explain { .. }
@@ -828,6 +831,42 @@ impl SqlSession {
                 })
             }
         }
+    }
+
+    /// SHOW FUNCTIONS [LIKE 'pattern']: Hive's one column `tab_name`, the names callable in
+    /// this session, sorted; the pattern as Hive's (`*` any text, `|` alternatives; `%` too).
+    fn show_functions(
+        &self,
+        filter: Option<&datafusion::sql::sqlparser::ast::ShowStatementFilter>,
+    ) -> Prepared {
+        use datafusion::sql::sqlparser::ast::ShowStatementFilter;
+        let pattern = match filter {
+            Some(ShowStatementFilter::Like(p) | ShowStatementFilter::ILike(p))
+            | Some(ShowStatementFilter::NoKeyword(p)) => Some(p.replace('%', "*")),
+            _ => None,
+        };
+        let state = self.ctx.state();
+        let rewritten: Vec<String> = rewrite::REWRITTEN_FUNCTIONS
+            .iter()
+            .map(|n| n.to_string())
+            .collect();
+        let mut names: Vec<String> = state
+            .scalar_functions()
+            .keys()
+            .chain(state.aggregate_functions().keys())
+            .chain(state.window_functions().keys())
+            .chain(&rewritten)
+            .filter(|n| n.as_str() != crate::functions::HIVE_TYPED && !n.starts_with("__"))
+            .filter(|n| {
+                pattern
+                    .as_deref()
+                    .is_none_or(|p| crate::pattern::hive_like(p, n))
+            })
+            .cloned()
+            .collect();
+        names.sort();
+        names.dedup();
+        string_rows("tab_name", names)
     }
 
     /// Runs EXPLAIN and returns its text as Hive's one-column `Explain` result.
@@ -1030,7 +1069,7 @@ fn like_pattern(text: &str) -> Option<String> {
 pub(crate) fn parse_one(
     text: &str,
 ) -> Result<datafusion::sql::sqlparser::ast::Statement, SqlError> {
-    let mut statements = Parser::parse_sql(&HiveDialect {}, text).map_err(parse_error)?;
+    let mut statements = Parser::parse_sql(&HiveQl::default(), text).map_err(parse_error)?;
     match statements.len() {
         1 => Ok(statements.remove(0)),
         _ => Err(SqlError::Parse {

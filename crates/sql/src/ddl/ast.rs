@@ -189,6 +189,14 @@ pub enum HiveStatement {
         /// PURGE.
         purge: bool,
     },
+    /// DROP MATERIALIZED VIEW (dbt sends it on every run): Apiary has none, so with IF
+    /// EXISTS it does nothing, and without it the view is not found.
+    DropMaterializedView {
+        /// IF EXISTS.
+        if_exists: bool,
+        /// Name.
+        name: TableName,
+    },
     /// TRUNCATE TABLE.
     Truncate {
         /// Name.

@@ -16,6 +16,14 @@ pub(super) fn drop(p: &mut P) -> Result<Option<HiveStatement>, SqlError> {
             cascade,
         }));
     }
+    if p.eat_kws(&["materialized", "view"]) {
+        let if_exists = p.eat_kws(&["if", "exists"]);
+        let name = p.table_name()?;
+        return Ok(Some(HiveStatement::DropMaterializedView {
+            if_exists,
+            name,
+        }));
+    }
     let view = if p.eat_kw("view") {
         true
     } else if p.eat_kw("table") {

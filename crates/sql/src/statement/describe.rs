@@ -10,11 +10,14 @@ pub(super) fn describe(
     column: Option<&str>,
 ) -> Result<Prepared, SqlError> {
     let cols = ["col_name", "data_type", "comment"];
+    // Hive pads the columns to 20 characters only in FORMATTED output; plain DESCRIBE over
+    // HiveServer2 gives the bare names (tools such as dbt read them as column names).
+    let cell = |s: &str| if formatted { pad(s) } else { s.to_string() };
     let col_row = |c: &Column| {
         vec![
-            Some(pad(&c.name)),
-            Some(pad(&c.type_name)),
-            Some(pad(c.comment.as_deref().unwrap_or(""))),
+            Some(cell(&c.name)),
+            Some(cell(&c.type_name)),
+            Some(cell(c.comment.as_deref().unwrap_or(""))),
         ]
     };
     if let Some(name) = column {

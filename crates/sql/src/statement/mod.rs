@@ -86,6 +86,14 @@ fn pad(s: &str) -> String {
     format!("{s:<ALIGN$}")
 }
 
+/// A table's name as the statement wrote it (Hive's DDL errors name it so).
+fn as_written(name: &TableName) -> String {
+    match &name.db {
+        Some(db) => format!("{db}.{}", name.name),
+        None => name.name.clone(),
+    }
+}
+
 /// Refuses table properties only the server sets: `storage_handler` comes from STORED BY
 /// (a property naming a handler would route a table through it without the handler's checks,
 /// its meta hook or its authorization).
@@ -127,7 +135,7 @@ impl dyn Scope {
         self.metastore()
             .get_table(&db, &t)
             .await?
-            .ok_or_else(|| SqlError::TableNotFound(format!("{db}.{t}")))
+            .ok_or_else(|| SqlError::TableNotFound(as_written(name)))
     }
 
     async fn require_database(&self, db: &str) -> Result<Database, SqlError> {
@@ -171,6 +179,13 @@ impl dyn Scope {
                 self.run_table(s).await
             }
             HiveStatement::AlterTable { name, action } => self.alter_table(&name, action).await,
+            HiveStatement::DropMaterializedView { if_exists, name } => {
+                if if_exists {
+                    Ok(Prepared::Done)
+                } else {
+                    Err(SqlError::TableNotFound(as_written(&name)))
+                }
+            }
             HiveStatement::Describe {
                 extended,
                 formatted,

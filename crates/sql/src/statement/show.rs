@@ -59,7 +59,7 @@ impl dyn Scope {
                         .columns
                         .iter()
                         .chain(&table.partition_keys)
-                        .map(|c| pad(&c.name))
+                        .map(|c| c.name.clone())
                         .collect(),
                 ))
             }

@@ -17,7 +17,7 @@ impl dyn Scope {
                     if if_exists {
                         return Ok(Prepared::Done);
                     }
-                    return Err(SqlError::TableNotFound(format!("{db}.{t}")));
+                    return Err(SqlError::TableNotFound(as_written(&name)));
                 };
                 if view && !table.is_view() {
                     return Err(SqlError::hive(
