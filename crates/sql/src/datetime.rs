@@ -3,6 +3,7 @@
 //! Hive does: `date_format(d, fmt)`, `from_unixtime(secs [, fmt])` and
 //! `unix_timestamp([text [, fmt]])`. Times are read and written in UTC.
 
+use std::fmt::Write as _;
 use std::sync::Arc;
 
 use arrow::array::{Array, ArrayRef, AsArray, Int64Builder, StringBuilder};
@@ -271,7 +272,13 @@ impl ScalarUDFImpl for JavaPatterned {
                     match (v, pattern_at(i)) {
                         (Some(v), Some(p)) => {
                             let fmt = cache.chrono(&p)?;
-                            b.append_value(v.format(fmt).to_string());
+                            // Written, not to_string(): a pattern chrono cannot render for
+                            // a value is an error here, never a panic.
+                            let mut text = String::new();
+                            if write!(text, "{}", v.and_utc().format(fmt)).is_err() {
+                                return exec_err!("cannot format a date with pattern {p}");
+                            }
+                            b.append_value(text);
                         }
                         _ => b.append_null(),
                     }
@@ -337,6 +344,28 @@ mod tests {
             "Illegal pattern character 'q'"
         );
         assert!(java_to_chrono("'open").is_err());
+    }
+
+    #[test]
+    fn every_pattern_letter_formats_without_panicking() {
+        let t = parse(
+            "2026-01-02 03:04:05",
+            &java_to_chrono(DEFAULT_PATTERN).unwrap(),
+        )
+        .unwrap();
+        for letters in [
+            "G", "y", "Y", "M", "L", "w", "D", "d", "u", "E", "a", "H", "k", "K", "h", "m", "s",
+            "S", "z", "Z", "X",
+        ] {
+            let fmt = java_to_chrono(&letters.repeat(4)).unwrap();
+            let mut text = String::new();
+            assert!(
+                write!(text, "{}", t.and_utc().format(&fmt)).is_ok(),
+                "{letters}"
+            );
+        }
+        let fmt = java_to_chrono("z Z X").unwrap();
+        assert_eq!(t.and_utc().format(&fmt).to_string(), "UTC +0000 +00:00");
     }
 
     #[test]
