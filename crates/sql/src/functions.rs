@@ -83,9 +83,10 @@ pub fn register(ctx: &SessionContext) {
     ctx.add_analyzer_rule(Arc::new(HiveDivision));
 }
 
-/// Hive's `/` of two integers is a DOUBLE (`7 / 2` is 3.5; DataFusion's would be 3): after type
-/// coercion, integer divisions divide their operands as DOUBLEs. Decimals keep DataFusion's
-/// DECIMAL division, as Hive's do.
+/// Hive's division and remainder, after type coercion: `/` of two integers is a DOUBLE
+/// (`7 / 2` is 3.5; DataFusion's would be 3), and `/` or `%` by zero is NULL (DataFusion's
+/// would be an error, or infinity for doubles). Decimals keep DataFusion's DECIMAL division,
+/// as Hive's do.
 #[derive(Debug)]
 struct HiveDivision;
 
@@ -109,29 +110,37 @@ impl datafusion::optimizer::AnalyzerRule for HiveDivision {
             }
             let changed = node.map_expressions(|e| {
                 e.transform_up(|e| match e {
-                    Expr::BinaryExpr(BinaryExpr {
-                        left,
-                        op: Operator::Divide,
-                        right,
-                    }) => {
-                        let integers = matches!(
-                            (left.get_type(&schema), right.get_type(&schema)),
-                            (Ok(l), Ok(r)) if l.is_integer() && r.is_integer()
-                        );
-                        if integers {
-                            let double = |x: Expr| x.cast_to(&DataType::Float64, &schema);
-                            Ok(Transformed::yes(Expr::BinaryExpr(BinaryExpr::new(
-                                Box::new(double(*left)?),
-                                Operator::Divide,
-                                Box::new(double(*right)?),
-                            ))))
-                        } else {
-                            Ok(Transformed::no(Expr::BinaryExpr(BinaryExpr::new(
-                                left,
-                                Operator::Divide,
+                    Expr::BinaryExpr(BinaryExpr { left, op, right })
+                        if matches!(op, Operator::Divide | Operator::Modulo) =>
+                    {
+                        let (lt, rt) = match (left.get_type(&schema), right.get_type(&schema)) {
+                            (Ok(l), Ok(r)) => (l, r),
+                            _ => {
+                                return Ok(Transformed::no(Expr::BinaryExpr(BinaryExpr::new(
+                                    left, op, right,
+                                ))))
+                            }
+                        };
+                        let (left, right, divisor_type) =
+                            if op == Operator::Divide && lt.is_integer() && rt.is_integer() {
+                                let double = |x: Expr| x.cast_to(&DataType::Float64, &schema);
+                                (double(*left)?, double(*right)?, DataType::Float64)
+                            } else {
+                                (*left, *right, rt)
+                            };
+                        // x / 0 and x % 0 are NULL: divide by NULLIF(divisor, 0).
+                        let right = match ScalarValue::new_zero(&divisor_type) {
+                            Ok(zero) => datafusion::functions::core::expr_fn::nullif(
                                 right,
-                            ))))
-                        }
+                                Expr::Literal(zero, None),
+                            ),
+                            Err(_) => right,
+                        };
+                        Ok(Transformed::yes(Expr::BinaryExpr(BinaryExpr::new(
+                            Box::new(left),
+                            op,
+                            Box::new(right),
+                        ))))
                     }
                     other => Ok(Transformed::no(other)),
                 })
