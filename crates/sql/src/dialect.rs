@@ -71,6 +71,11 @@ impl Dialect for HiveQl {
     fn supports_string_literal_backslash_escape(&self) -> bool {
         true
     }
+
+    // `\_` and `\%` keep their backslash, so LIKE 'a\_b' matches a literal underscore.
+    fn ignores_wildcard_escapes(&self) -> bool {
+        true
+    }
 }
 
 #[cfg(test)]

@@ -80,78 +80,59 @@ pub fn register(ctx: &SessionContext) {
         }
     }
     crate::datetime::register(ctx);
-    ctx.add_analyzer_rule(Arc::new(HiveDivision));
+    // (Registered last: DataFusion's own planners leave `/` and `%` alone.)
+    let _ = datafusion::execution::FunctionRegistry::register_expr_planner(
+        &mut *ctx.state_ref().write(),
+        Arc::new(HiveDivision),
+    );
 }
 
-/// Hive's division and remainder, after type coercion: `/` of two integers is a DOUBLE
-/// (`7 / 2` is 3.5; DataFusion's would be 3), and `/` or `%` by zero is NULL (DataFusion's
-/// would be an error, or infinity for doubles). Decimals keep DataFusion's DECIMAL division,
-/// as Hive's do.
+/// Hive's division and remainder, planned as the SQL is read (so every name and type above
+/// them is the new one's): `/` of two integers is a DOUBLE (`7 / 2` is 3.5; DataFusion's would
+/// be 3), and `/` or `%` by zero is NULL (DataFusion's would be an error, or infinity for
+/// doubles). Decimals keep DataFusion's DECIMAL division, as Hive's do.
 #[derive(Debug)]
 struct HiveDivision;
 
-impl datafusion::optimizer::AnalyzerRule for HiveDivision {
-    fn name(&self) -> &str {
-        "hive_division"
-    }
-
-    fn analyze(
+impl datafusion::logical_expr::planner::ExprPlanner for HiveDivision {
+    fn plan_binary_op(
         &self,
-        plan: datafusion::logical_expr::LogicalPlan,
-        _config: &datafusion::config::ConfigOptions,
-    ) -> Result<datafusion::logical_expr::LogicalPlan> {
-        use datafusion::common::tree_node::{Transformed, TreeNode};
-        use datafusion::common::DFSchema;
-        use datafusion::logical_expr::{BinaryExpr, Expr, ExprSchemable, Operator};
-        plan.transform_up_with_subqueries(|node| {
-            let mut schema = DFSchema::empty();
-            for input in node.inputs() {
-                schema.merge(input.schema());
-            }
-            let changed = node.map_expressions(|e| {
-                e.transform_up(|e| match e {
-                    Expr::BinaryExpr(BinaryExpr { left, op, right })
-                        if matches!(op, Operator::Divide | Operator::Modulo) =>
-                    {
-                        let (lt, rt) = match (left.get_type(&schema), right.get_type(&schema)) {
-                            (Ok(l), Ok(r)) => (l, r),
-                            _ => {
-                                return Ok(Transformed::no(Expr::BinaryExpr(BinaryExpr::new(
-                                    left, op, right,
-                                ))))
-                            }
-                        };
-                        let (left, right, divisor_type) =
-                            if op == Operator::Divide && lt.is_integer() && rt.is_integer() {
-                                let double = |x: Expr| x.cast_to(&DataType::Float64, &schema);
-                                (double(*left)?, double(*right)?, DataType::Float64)
-                            } else {
-                                (*left, *right, rt)
-                            };
-                        // x / 0 and x % 0 are NULL: divide by NULLIF(divisor, 0).
-                        let right = match ScalarValue::new_zero(&divisor_type) {
-                            Ok(zero) => datafusion::functions::core::expr_fn::nullif(
-                                right,
-                                Expr::Literal(zero, None),
-                            ),
-                            Err(_) => right,
-                        };
-                        Ok(Transformed::yes(Expr::BinaryExpr(BinaryExpr::new(
-                            Box::new(left),
-                            op,
-                            Box::new(right),
-                        ))))
-                    }
-                    other => Ok(Transformed::no(other)),
-                })
-            })?;
-            if changed.transformed {
-                changed.map_data(|p| p.recompute_schema())
-            } else {
-                Ok(changed)
-            }
-        })
-        .map(|t| t.data)
+        expr: datafusion::logical_expr::planner::RawBinaryExpr,
+        schema: &datafusion::common::DFSchema,
+    ) -> Result<
+        datafusion::logical_expr::planner::PlannerResult<
+            datafusion::logical_expr::planner::RawBinaryExpr,
+        >,
+    > {
+        use datafusion::logical_expr::planner::PlannerResult;
+        use datafusion::logical_expr::{lit, BinaryExpr, Expr, ExprSchemable, Operator};
+        use datafusion::sql::sqlparser::ast::BinaryOperator;
+        let op = match expr.op {
+            BinaryOperator::Divide => Operator::Divide,
+            BinaryOperator::Modulo => Operator::Modulo,
+            _ => return Ok(PlannerResult::Original(expr)),
+        };
+        let (Ok(lt), Ok(rt)) = (expr.left.get_type(schema), expr.right.get_type(schema)) else {
+            return Ok(PlannerResult::Original(expr));
+        };
+        if !(lt.is_numeric() || lt.is_null()) || !(rt.is_numeric() || rt.is_null()) {
+            return Ok(PlannerResult::Original(expr));
+        }
+        let (left, right) = if op == Operator::Divide && lt.is_integer() && rt.is_integer() {
+            (
+                expr.left.cast_to(&DataType::Float64, schema)?,
+                expr.right.cast_to(&DataType::Float64, schema)?,
+            )
+        } else {
+            (expr.left, expr.right)
+        };
+        // x / 0 and x % 0 are NULL: divide by NULLIF(divisor, 0).
+        let right = datafusion::functions::core::expr_fn::nullif(right, lit(0));
+        Ok(PlannerResult::Planned(Expr::BinaryExpr(BinaryExpr::new(
+            Box::new(left),
+            op,
+            Box::new(right),
+        ))))
     }
 }
 

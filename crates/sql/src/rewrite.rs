@@ -291,7 +291,8 @@ fn hive_date_part(e: &mut Expr) {
     let timestamp = Expr::Cast {
         kind: CastKind::TryCast,
         expr: Box::new(arg.clone()),
-        data_type: DataType::Timestamp(None, TimezoneInfo::None),
+        // Microseconds: nanoseconds would lose dates before 1677 and after 2262.
+        data_type: DataType::Timestamp(Some(6), TimezoneInfo::None),
         array: false,
         format: None,
     };
@@ -369,16 +370,25 @@ fn hive_function(f: &mut Function) {
     match name.as_str() {
         "date_add" | "date_sub" | "last_day" | "next_day" => {
             if let FunctionArguments::List(list) = &mut f.args {
-                if let Some(FunctionArg::Unnamed(FunctionArgExpr::Expr(first))) =
-                    list.args.first_mut()
+                for (i, arg) in list.args.iter_mut().enumerate() {
+                    if let FunctionArg::Unnamed(FunctionArgExpr::Expr(a)) = arg {
+                        // The date, and for date_add/date_sub the days as an INT (any
+                        // integer Hive takes).
+                        let to = match (i, name.as_str()) {
+                            (0, _) => DataType::Date,
+                            (1, "date_add" | "date_sub") => DataType::Int(None),
+                            _ => continue,
+                        };
+                        *a = try_cast(a.clone(), to);
+                    }
+                }
+            }
+        }
+        "factorial" | "space" => {
+            if let FunctionArguments::List(list) = &mut f.args {
+                if let Some(FunctionArg::Unnamed(FunctionArgExpr::Expr(a))) = list.args.first_mut()
                 {
-                    *first = Expr::Cast {
-                        kind: CastKind::TryCast,
-                        expr: Box::new(first.clone()),
-                        data_type: DataType::Date,
-                        array: false,
-                        format: None,
-                    };
+                    *a = try_cast(a.clone(), DataType::Int(None));
                 }
             }
         }
@@ -412,6 +422,16 @@ fn hive_function(f: &mut Function) {
     }
 }
 
+fn try_cast(e: Expr, to: DataType) -> Expr {
+    Expr::Cast {
+        kind: CastKind::TryCast,
+        expr: Box::new(e),
+        data_type: to,
+        array: false,
+        format: None,
+    }
+}
+
 /// Hive's `size(array|map)`: an INT, and -1 for NULL.
 fn hive_size(e: &mut Expr) {
     let Expr::Function(f) = e else { return };
@@ -434,6 +454,17 @@ fn hive_size(e: &mut Expr) {
 fn name_result_columns(body: &mut SetExpr) {
     match body {
         SetExpr::Select(select) => {
+            // GROUP BY expressions type their literals as the select list does, so
+            // `SELECT a / 10 .. GROUP BY a / 10` names one expression.
+            if let GroupByExpr::Expressions(exprs, _) = &mut select.group_by {
+                // (A bare number stays: DataFusion reads it as a position.)
+                for e in exprs.iter_mut().filter(|e| !matches!(e, Expr::Value(_))) {
+                    let _ = visit_expressions_mut(e, |x| {
+                        int_literal(x);
+                        ControlFlow::<()>::Continue(())
+                    });
+                }
+            }
             for (i, item) in select.projection.iter_mut().enumerate() {
                 if let SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } = item
                 {
