@@ -1,11 +1,18 @@
 //! HiveQL as Apiary parses it: sqlparser's Hive dialect, and what Hive accepts that it does
-//! not: `ROLLUP(..)`, `CUBE(..)` and `GROUPING SETS (..)` in GROUP BY, and backslash escapes in
+//! not: `ROLLUP(..)`, `CUBE(..)` and `GROUPING SETS (..)` in GROUP BY, backslash escapes in
 //! string literals (`'O\'Neil'`, `'a\tb'`, `'\\'`), which PyHive and impyla send for
-//! parameters.
+//! parameters, adjacent string literals (`'a' 'b'` is `'ab'`), `a DIV b`, `a && b`, and
+//! numeric literals with Hive's type suffixes (`1Y`, `1S`, `1L`, `1.5BD`, `1D`).
 
 use std::any::TypeId;
 
-use datafusion::sql::sqlparser::dialect::{Dialect, HiveDialect};
+use datafusion::sql::sqlparser::ast::{
+    BinaryOperator, CastKind, DataType, ExactNumberInfo, Expr, Value,
+};
+use datafusion::sql::sqlparser::dialect::{Dialect, HiveDialect, Precedence};
+use datafusion::sql::sqlparser::keywords::Keyword;
+use datafusion::sql::sqlparser::parser::{Parser, ParserError};
+use datafusion::sql::sqlparser::tokenizer::Token;
 
 /// The dialect every HiveQL statement is parsed with.
 #[derive(Debug, Default, Clone, Copy)]
@@ -76,6 +83,118 @@ impl Dialect for HiveQl {
     fn ignores_wildcard_escapes(&self) -> bool {
         true
     }
+
+    // Hive's grammar reads `'a' 'b'` (on one line or several) as one literal `'ab'`.
+    fn supports_string_literal_concatenation(&self) -> bool {
+        true
+    }
+
+    fn supports_string_literal_concatenation_with_newline(&self) -> bool {
+        true
+    }
+
+    fn supports_double_ampersand_operator(&self) -> bool {
+        true
+    }
+
+    fn get_next_precedence(&self, parser: &Parser) -> Option<Result<u8, ParserError>> {
+        match parser.peek_token_ref().token {
+            // `a && b` binds as AND does (the tokenizer's `&&` is PostgreSQL's overlap).
+            Token::Overlap => Some(Ok(self.prec_value(Precedence::And))),
+            _ => None,
+        }
+    }
+
+    fn parse_infix(
+        &self,
+        parser: &mut Parser,
+        expr: &Expr,
+        _precedence: u8,
+    ) -> Option<Result<Expr, ParserError>> {
+        // `a DIV b`: Hive's integer division, as tightly bound as `*` and `/`.
+        if !parser.parse_keyword(Keyword::DIV) {
+            return None;
+        }
+        Some(
+            parser
+                .parse_subexpr(self.prec_value(Precedence::MulDivModOp))
+                .map(|right| Expr::BinaryOp {
+                    left: Box::new(expr.clone()),
+                    op: BinaryOperator::MyIntegerDivide,
+                    right: Box::new(right),
+                }),
+        )
+    }
+
+    fn parse_prefix(&self, parser: &mut Parser) -> Option<Result<Expr, ParserError>> {
+        typed_number(parser).map(Ok)
+    }
+}
+
+/// A number written with one of Hive's type suffixes: `1Y` (TINYINT), `1S` (SMALLINT), `1L`
+/// (BIGINT), `1BD` (DECIMAL), `1D` (DOUBLE), as a CAST of the number. The tokenizer gives
+/// `1Y` as one word (Hive allows names that start with a digit) and `1.5BD` as a number
+/// followed, with no space between, by a word.
+fn typed_number(parser: &mut Parser) -> Option<Expr> {
+    let suffixed = |word: &str| -> Option<(String, DataType)> {
+        let upper = word.to_ascii_uppercase();
+        let (digits, ty) = [
+            ("BD", DataType::Decimal(ExactNumberInfo::None)),
+            ("Y", DataType::TinyInt(None)),
+            ("S", DataType::SmallInt(None)),
+            ("L", DataType::BigInt(None)),
+            ("D", DataType::Double(ExactNumberInfo::None)),
+        ]
+        .into_iter()
+        .find_map(|(suffix, ty)| upper.strip_suffix(suffix).map(|d| (d.to_string(), ty)))?;
+        let numeric = !digits.is_empty()
+            && digits.chars().all(|c| c.is_ascii_digit() || c == '.')
+            && digits.chars().filter(|c| *c == '.').count() <= 1
+            && digits.chars().any(|c| c.is_ascii_digit());
+        numeric.then_some((digits, ty))
+    };
+    let (digits, data_type) = match &parser.peek_token_ref().token {
+        Token::Word(w) if w.quote_style.is_none() => {
+            let found = suffixed(&w.value)?;
+            parser.advance_token();
+            found
+        }
+        Token::Number(n, false) => {
+            let n = n.clone();
+            parser.advance_token();
+            let suffix = match parser.peek_token_no_skip().token {
+                Token::Word(w) if w.quote_style.is_none() => suffixed(&format!("0{}", w.value))
+                    .filter(|(digits, _)| digits == "0")
+                    .map(|(_, ty)| ty),
+                _ => None,
+            };
+            let Some(ty) = suffix else {
+                parser.prev_token();
+                return None;
+            };
+            parser.advance_token();
+            (n, ty)
+        }
+        _ => return None,
+    };
+    let data_type = match data_type {
+        // Hive's BD literal keeps the digits it has: 1.50BD is DECIMAL(3,2).
+        DataType::Decimal(_) => {
+            let scale = digits.split_once('.').map_or(0, |(_, f)| f.len()) as u64;
+            let precision = (digits.chars().filter(char::is_ascii_digit).count() as u64)
+                .max(scale)
+                .max(1);
+            DataType::Decimal(ExactNumberInfo::PrecisionAndScale(precision, scale as i64))
+        }
+        other => other,
+    };
+    Some(Expr::Cast {
+        kind: CastKind::Cast,
+        expr: Box::new(Expr::value(Value::Number(digits, false))),
+        data_type,
+        array: false,
+        format: None,
+    })
 }
 
 #[cfg(test)]

@@ -19,6 +19,8 @@ use datafusion::prelude::SessionContext;
 
 use crate::types::{HiveType, HIVE_TYPE_KEY};
 
+pub use crate::strings::{JSON_FIELD, STRUCT_FIELD};
+
 /// Name of the typing function the rewrite inserts.
 pub const HIVE_TYPED: &str = "hive_typed";
 
@@ -80,6 +82,7 @@ pub fn register(ctx: &SessionContext) {
         }
     }
     crate::datetime::register(ctx);
+    crate::strings::register(ctx);
     // (Registered last: DataFusion's own planners leave `/` and `%` alone.)
     let _ = datafusion::execution::FunctionRegistry::register_expr_planner(
         &mut *ctx.state_ref().write(),
@@ -90,7 +93,8 @@ pub fn register(ctx: &SessionContext) {
 /// Hive's division and remainder, planned as the SQL is read (so every name and type above
 /// them is the new one's): `/` of two integers is a DOUBLE (`7 / 2` is 3.5; DataFusion's would
 /// be 3), and `/` or `%` by zero is NULL (DataFusion's would be an error, or infinity for
-/// doubles). Decimals keep DataFusion's DECIMAL division, as Hive's do.
+/// doubles). Decimals keep DataFusion's DECIMAL division, as Hive's do. `a DIV b` is the
+/// BIGINT quotient, NULL by zero.
 #[derive(Debug)]
 struct HiveDivision;
 
@@ -110,6 +114,7 @@ impl datafusion::logical_expr::planner::ExprPlanner for HiveDivision {
         let op = match expr.op {
             BinaryOperator::Divide => Operator::Divide,
             BinaryOperator::Modulo => Operator::Modulo,
+            BinaryOperator::MyIntegerDivide => Operator::IntegerDivide,
             _ => return Ok(PlannerResult::Original(expr)),
         };
         let (Ok(lt), Ok(rt)) = (expr.left.get_type(schema), expr.right.get_type(schema)) else {
@@ -118,13 +123,21 @@ impl datafusion::logical_expr::planner::ExprPlanner for HiveDivision {
         if !(lt.is_numeric() || lt.is_null()) || !(rt.is_numeric() || rt.is_null()) {
             return Ok(PlannerResult::Original(expr));
         }
-        let (left, right) = if op == Operator::Divide && lt.is_integer() && rt.is_integer() {
+        let (op, left, right) = if op == Operator::IntegerDivide {
+            // `a DIV b`: both sides as BIGINT (Hive's long division, truncating), a BIGINT.
             (
+                Operator::Divide,
+                expr.left.cast_to(&DataType::Int64, schema)?,
+                expr.right.cast_to(&DataType::Int64, schema)?,
+            )
+        } else if op == Operator::Divide && lt.is_integer() && rt.is_integer() {
+            (
+                op,
                 expr.left.cast_to(&DataType::Float64, schema)?,
                 expr.right.cast_to(&DataType::Float64, schema)?,
             )
         } else {
-            (expr.left, expr.right)
+            (op, expr.left, expr.right)
         };
         // x / 0 and x % 0 are NULL: divide by NULLIF(divisor, 0).
         let right = datafusion::functions::core::expr_fn::nullif(right, lit(0));

@@ -42,6 +42,12 @@ pub enum HiveError {
     ViewAsTarget,
     /// 10098.
     NonPartitionColumnInSpec,
+    /// 10014.
+    WrongArguments,
+    /// 10081.
+    UdtfMultipleExpressions,
+    /// 10083.
+    UdtfAliasMismatch,
     /// 10101.
     NonNativeLoad,
     /// 10131.
@@ -62,7 +68,7 @@ pub enum HiveError {
 
 impl HiveError {
     /// Every code, for the table's own checks.
-    pub const ALL: [HiveError; 25] = [
+    pub const ALL: [HiveError; 28] = [
         HiveError::Generic,
         HiveError::InvalidTable,
         HiveError::InvalidColumn,
@@ -80,6 +86,9 @@ impl HiveError {
         HiveError::ViewColumnCountMismatch,
         HiveError::ViewAsTarget,
         HiveError::NonPartitionColumnInSpec,
+        HiveError::WrongArguments,
+        HiveError::UdtfMultipleExpressions,
+        HiveError::UdtfAliasMismatch,
         HiveError::NonNativeLoad,
         HiveError::DropTableOnView,
         HiveError::DropViewOnTableOrAlterNonNative,
@@ -96,6 +105,15 @@ impl HiveError {
         match self {
             E::Generic => (10000, ""),
             E::InvalidTable => (10001, "Table not found"),
+            E::WrongArguments => (10014, "Wrong arguments"),
+            E::UdtfMultipleExpressions => (
+                10081,
+                "Only a single expression in the SELECT clause is supported with UDTF's",
+            ),
+            E::UdtfAliasMismatch => (
+                10083,
+                "The number of aliases supplied in the AS clause does not match the number of columns output by the UDTF",
+            ),
             E::InvalidColumn => (10002, "Invalid column reference"),
             E::InvalidPartition => (10006, "Partition not found"),
             // Two messages share this code here: an invalid path, and one matching no file.

@@ -5,6 +5,7 @@
 
 pub mod authz;
 pub mod catalog;
+mod clauses;
 pub mod datetime;
 pub mod ddl;
 pub mod dialect;
@@ -25,6 +26,7 @@ mod rewrite;
 pub mod session;
 mod show;
 mod statement;
+mod strings;
 mod substitute;
 pub mod task;
 pub use apiary_storage::handler::Registry;

@@ -8,7 +8,8 @@ use datafusion::sql::sqlparser::ast::{
     visit_expressions_mut, BinaryOperator, CastKind, CharacterLength, DataType, DateTimeField,
     Expr, Function, FunctionArg, FunctionArgExpr, FunctionArgumentList, FunctionArguments,
     GroupByExpr, GroupByWithModifier, Ident, ObjectName, ObjectNamePart, Query, SelectItem,
-    SetExpr, Statement, TimezoneInfo, Value, ValueWithSpan, Visit, VisitMut, Visitor, VisitorMut,
+    SetExpr, Statement, TimezoneInfo, UnaryOperator, Value, ValueWithSpan, Visit, VisitMut,
+    Visitor, VisitorMut,
 };
 
 use crate::error::SqlError;
@@ -130,6 +131,7 @@ pub fn operator_count(tokens: &[TokenWithSpan]) -> usize {
 }
 
 pub fn to_datafusion(statement: &mut Statement) -> Result<(), SqlError> {
+    crate::clauses::rewrite(statement)?;
     let mut grouping = GroupByModifiers { refused: None };
     let _ = statement.visit(&mut grouping);
     if let Some(form) = grouping.refused {
@@ -151,7 +153,40 @@ pub fn to_datafusion(statement: &mut Statement) -> Result<(), SqlError> {
                 args.extend(substring_for.as_deref().cloned());
                 *e = call("substring", args);
             }
+            Expr::Function(f) if hive_operator(f).is_some() => {
+                if let Some(op) = hive_operator(f) {
+                    *e = op;
+                }
+            }
+            Expr::Function(f) if ranks(f) => {
+                *e = Expr::Cast {
+                    kind: CastKind::Cast,
+                    expr: Box::new(e.clone()),
+                    data_type: DataType::Int(None),
+                    array: false,
+                    format: None,
+                }
+            }
             Expr::Function(f) => hive_function(f),
+            // `!a` is NOT a.
+            Expr::UnaryOp { op, .. } if *op == UnaryOperator::BangNot => *op = UnaryOperator::Not,
+            // `a RLIKE p` / `a REGEXP p`: p found anywhere in a (Java's Matcher.find).
+            Expr::RLike {
+                negated,
+                expr,
+                pattern,
+                ..
+            } => {
+                let found = call("regexp_like", vec![(**expr).clone(), (**pattern).clone()]);
+                *e = if *negated {
+                    Expr::UnaryOp {
+                        op: UnaryOperator::Not,
+                        expr: Box::new(found),
+                    }
+                } else {
+                    found
+                };
+            }
             _ => {
                 hive_typed(e);
                 // Hive's CAST gives NULL for a value that does not convert ('abc' AS INT).
@@ -317,14 +352,14 @@ fn hive_date_part(e: &mut Expr) {
     };
 }
 
-fn function_name(f: &Function) -> Option<String> {
+pub(crate) fn function_name(f: &Function) -> Option<String> {
     match f.name.0.as_slice() {
         [ObjectNamePart::Identifier(id)] => Some(id.value.to_ascii_lowercase()),
         _ => None,
     }
 }
 
-fn plain_args(f: &Function) -> Option<Vec<Expr>> {
+pub(crate) fn plain_args(f: &Function) -> Option<Vec<Expr>> {
     match &f.args {
         FunctionArguments::List(list)
             if list.clauses.is_empty() && list.duplicate_treatment.is_none() =>
@@ -342,7 +377,7 @@ fn plain_args(f: &Function) -> Option<Vec<Expr>> {
     }
 }
 
-fn call(name: &str, args: Vec<Expr>) -> Expr {
+pub(crate) fn call(name: &str, args: Vec<Expr>) -> Expr {
     Expr::Function(Function {
         name: ObjectName(vec![ObjectNamePart::Identifier(Ident::new(name))]),
         uses_odbc_syntax: false,
@@ -393,6 +428,18 @@ fn hive_function(f: &mut Function) {
             }
         }
         "array" => f.name = ObjectName(vec![ObjectNamePart::Identifier(Ident::new("make_array"))]),
+        // Hive's names for DataFusion's functions. Hive's stddev, std and variance are the
+        // population's (DataFusion's stddev and variance are the sample's).
+        "ucase" | "lcase" | "sign" | "stddev" | "std" | "variance" => {
+            let to = match name.as_str() {
+                "ucase" => "upper",
+                "lcase" => "lower",
+                "sign" => "signum",
+                "variance" => "var_pop",
+                _ => "stddev_pop",
+            };
+            f.name = ObjectName(vec![ObjectNamePart::Identifier(Ident::new(to))]);
+        }
         // Hive's sort_array(a): ascending, NULLs first, as DataFusion's array_sort by default.
         "sort_array" => {
             f.name = ObjectName(vec![ObjectNamePart::Identifier(Ident::new("array_sort"))])
@@ -420,6 +467,45 @@ fn hive_function(f: &mut Function) {
         }
         _ => {}
     }
+}
+
+/// Hive's functions that are operators here: `isnull(a)`, `isnotnull(a)`, `negative(a)`,
+/// `positive(a)`, `e()`.
+fn hive_operator(f: &Function) -> Option<Expr> {
+    let name = function_name(f)?;
+    let args = plain_args(f)?;
+    let one = || -> Option<Box<Expr>> {
+        match args.as_slice() {
+            [a] => Some(Box::new(a.clone())),
+            _ => None,
+        }
+    };
+    Some(match name.as_str() {
+        "isnull" => Expr::IsNull(one()?),
+        "isnotnull" => Expr::IsNotNull(one()?),
+        "negative" => Expr::UnaryOp {
+            op: UnaryOperator::Minus,
+            expr: one()?,
+        },
+        "positive" => Expr::Nested(one()?),
+        "e" if args.is_empty() => call(
+            "exp",
+            vec![Expr::Value(ValueWithSpan::from(Value::Number(
+                "1.0".into(),
+                false,
+            )))],
+        ),
+        _ => return None,
+    })
+}
+
+/// Hive's ranking window functions answer INT (DataFusion's, an unsigned 64-bit number).
+fn ranks(f: &Function) -> bool {
+    f.over.is_some()
+        && matches!(
+            function_name(f).as_deref(),
+            Some("row_number" | "rank" | "dense_rank" | "ntile")
+        )
 }
 
 fn try_cast(e: Expr, to: DataType) -> Expr {

@@ -248,6 +248,8 @@ impl Engine {
             .with_information_schema(true)
             .with_batch_size(self.batch_size)
             .set_bool("datafusion.sql_parser.map_string_types_to_utf8view", false)
+            // Hive orders NULL as the smallest value: first ascending, last descending.
+            .set_str("datafusion.sql_parser.default_null_ordering", "nulls_min")
             .set_bool(
                 "datafusion.execution.parquet.schema_force_view_types",
                 false,
