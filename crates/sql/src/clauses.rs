@@ -6,7 +6,7 @@
 use std::ops::ControlFlow;
 
 use datafusion::sql::sqlparser::ast::{
-    visit_expressions_mut, CastKind, DataType, Expr, Function, Ident, LimitClause, ObjectName,
+    CastKind, DataType, ExcludeSelectItem, Expr, Function, Ident, LimitClause, ObjectName,
     ObjectNamePart, OrderBy, OrderByExpr, OrderByKind, OrderByOptions, Query, Select, SelectItem,
     SelectItemQualifiedWildcardKind, SetExpr, TableAlias, TableFactor, TableSampleKind,
     TableSampleUnit, TableWithJoins, Value, ValueWithSpan, VisitMut, VisitorMut,
@@ -37,7 +37,12 @@ impl VisitorMut for Clauses {
     type Break = ();
 
     fn pre_visit_query(&mut self, query: &mut Query) -> ControlFlow<()> {
-        let result = sort_by(query).and_then(|()| selects(&mut query.body));
+        let result = sort_by(query).and_then(|()| match &mut *query.body {
+            // A query's own SELECT: its ORDER BY may name a view's columns too.
+            SetExpr::Select(select) => lateral_views(select, query.order_by.as_mut())
+                .and_then(|()| selects(&mut query.body)),
+            _ => selects(&mut query.body),
+        });
         match result {
             Ok(()) => ControlFlow::Continue(()),
             Err(e) => {
@@ -110,7 +115,7 @@ fn selects(body: &mut SetExpr) -> Result<(), SqlError> {
                 return Err(unsupported("SORT BY or CLUSTER BY inside a UNION"));
             }
             select.distribute_by.clear();
-            lateral_views(select)?;
+            lateral_views(select, None)?;
             select_list_generator(select)
         }
         SetExpr::SetOperation { left, right, .. } => {
@@ -368,7 +373,11 @@ fn generator(f: &Function, aliases: &[Ident], outer: bool) -> Result<Option<Gene
                         (
                             call(
                                 crate::functions::STRUCT_FIELD,
-                                vec![unnest(a.clone()), number(i)],
+                                vec![
+                                    unnest(a.clone()),
+                                    string(&i.to_string()),
+                                    string(&aliases.len().to_string()),
+                                ],
                             ),
                             alias.clone(),
                         )
@@ -388,6 +397,9 @@ fn generator(f: &Function, aliases: &[Ident], outer: bool) -> Result<Option<Gene
             .filter(|n| *n > 0)
             .ok_or_else(|| wrong("The first argument to stack() must be a constant integer"))?;
             let values = &args[1..];
+            if rows > values.len().max(1) {
+                return Err(wrong("more rows asked than values given"));
+            }
             let width = values.len().div_ceil(rows).max(1);
             (0..width)
                 .map(|c| {
@@ -462,8 +474,9 @@ fn is_map(e: &Expr) -> bool {
 }
 
 /// `FROM r LATERAL VIEW [OUTER] f(..) x AS c1, .. [LATERAL VIEW ..]`: each view wraps the
-/// relation in `(SELECT r.*, <f's columns> FROM r) r`, and `x.c1` reads `r.c1`.
-fn lateral_views(select: &mut Select) -> Result<(), SqlError> {
+/// relation in `(SELECT r.*, <f's columns> FROM r) r`; `x.c1` reads `r.c1`, `x.*` the view's
+/// columns, and `r.*` still only r's own.
+fn lateral_views(select: &mut Select, order_by: Option<&mut OrderBy>) -> Result<(), SqlError> {
     if select.lateral_views.is_empty() {
         return Ok(());
     }
@@ -487,9 +500,16 @@ fn lateral_views(select: &mut Select) -> Result<(), SqlError> {
             .ok_or_else(|| unsupported("LATERAL VIEW over this table"))?,
         _ => return Err(unsupported("LATERAL VIEW over this relation")),
     };
-    let mut view_names = vec![];
+    let mut requalify = Requalify {
+        views: vec![],
+        qualifier: qualifier.clone(),
+        depth: 0,
+    };
     for view in std::mem::take(&mut select.lateral_views) {
-        let Expr::Function(f) = &view.lateral_view else {
+        // A later view may read an earlier one's columns (`x.c`).
+        let mut call_expr = view.lateral_view.clone();
+        let _ = call_expr.visit(&mut requalify);
+        let Expr::Function(f) = &call_expr else {
             return Err(unsupported("LATERAL VIEW of this expression"));
         };
         let generated = generator(f, &view.lateral_col_alias, view.outer)?
@@ -500,6 +520,7 @@ fn lateral_views(select: &mut Select) -> Result<(), SqlError> {
             ])),
             WildcardAdditionalOptions::default(),
         )];
+        let columns: Vec<Ident> = generated.columns.iter().map(|(_, a)| a.clone()).collect();
         projection.extend(
             generated
                 .columns
@@ -537,43 +558,115 @@ fn lateral_views(select: &mut Select) -> Result<(), SqlError> {
             }),
             sample: None,
         };
-        if let Some(n) = view
+        let name = view
             .lateral_view_name
             .0
             .last()
             .and_then(ObjectNamePart::as_ident)
-        {
-            view_names.push(n.value.to_ascii_lowercase());
-        }
+            .map(|n| n.value.to_ascii_lowercase())
+            .unwrap_or_default();
+        requalify.views.push((name, columns));
     }
-    // `x.c` (x a view's name) is the wrapped relation's column `c`.
-    let requalify = |e: &mut Expr| {
-        let _ = visit_expressions_mut(e, |x| {
-            if let Expr::CompoundIdentifier(parts) = x {
-                if parts.len() == 2 && view_names.contains(&parts[0].value.to_ascii_lowercase()) {
-                    parts[0] = qualifier.clone();
+    let generated: Vec<ObjectName> = requalify
+        .views
+        .iter()
+        .flat_map(|(_, columns)| columns.iter())
+        .map(|c| ObjectName(vec![ObjectNamePart::Identifier(c.clone())]))
+        .collect();
+    let mut projection = vec![];
+    for mut item in std::mem::take(&mut select.projection) {
+        match &mut item {
+            SelectItem::QualifiedWildcard(
+                SelectItemQualifiedWildcardKind::ObjectName(name),
+                options,
+            ) if name.0.len() == 1 => {
+                let named = name.0[0]
+                    .as_ident()
+                    .map(|i| i.value.to_ascii_lowercase())
+                    .unwrap_or_default();
+                if named == qualifier.value.to_ascii_lowercase() {
+                    // r.*: r's own columns, not the views'.
+                    options.opt_exclude = Some(ExcludeSelectItem::Multiple(generated.clone()));
+                } else if let Some((_, columns)) = requalify.views.iter().find(|(v, _)| *v == named)
+                {
+                    // x.*: the view's columns.
+                    projection.extend(columns.iter().map(|c| {
+                        SelectItem::UnnamedExpr(Expr::CompoundIdentifier(vec![
+                            qualifier.clone(),
+                            c.clone(),
+                        ]))
+                    }));
+                    continue;
                 }
             }
-            ControlFlow::<()>::Continue(())
-        });
-    };
-    for item in &mut select.projection {
-        if let SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } = item {
-            requalify(e);
+            SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } => {
+                let _ = e.visit(&mut requalify);
+            }
+            _ => {}
         }
+        projection.push(item);
     }
+    select.projection = projection;
     if let Some(e) = &mut select.selection {
-        requalify(e);
+        let _ = e.visit(&mut requalify);
     }
     if let Some(e) = &mut select.having {
-        requalify(e);
+        let _ = e.visit(&mut requalify);
     }
     if let datafusion::sql::sqlparser::ast::GroupByExpr::Expressions(exprs, _) =
         &mut select.group_by
     {
-        exprs.iter_mut().for_each(requalify);
+        for e in exprs {
+            let _ = e.visit(&mut requalify);
+        }
+    }
+    if let Some(OrderBy {
+        kind: OrderByKind::Expressions(keys),
+        ..
+    }) = order_by
+    {
+        for key in keys {
+            let _ = key.expr.visit(&mut requalify);
+        }
     }
     Ok(())
+}
+
+/// Rewrites `x.c` (x a lateral view's name) to the wrapped relation's `r.c`, in this
+/// query's expressions only (a subquery's `x` is its own).
+struct Requalify {
+    views: Vec<(String, Vec<Ident>)>,
+    qualifier: Ident,
+    depth: usize,
+}
+
+impl VisitorMut for Requalify {
+    type Break = ();
+
+    fn pre_visit_query(&mut self, _: &mut Query) -> ControlFlow<()> {
+        self.depth += 1;
+        ControlFlow::Continue(())
+    }
+
+    fn post_visit_query(&mut self, _: &mut Query) -> ControlFlow<()> {
+        self.depth = self.depth.saturating_sub(1);
+        ControlFlow::Continue(())
+    }
+
+    fn pre_visit_expr(&mut self, e: &mut Expr) -> ControlFlow<()> {
+        if self.depth > 0 {
+            return ControlFlow::Continue(());
+        }
+        if let Expr::CompoundIdentifier(parts) = e {
+            if parts.len() >= 2 {
+                let first = parts[0].value.to_ascii_lowercase();
+                if self.views.iter().any(|(v, _)| *v == first) {
+                    parts[0] = self.qualifier.clone();
+                }
+            }
+        }
+        ControlFlow::Continue(())
+    }
 }
 
 /// A table-generating function alone in a select list (`SELECT explode(a) AS x FROM t`):

@@ -147,10 +147,11 @@ fn typed_number(parser: &mut Parser) -> Option<Expr> {
         ]
         .into_iter()
         .find_map(|(suffix, ty)| upper.strip_suffix(suffix).map(|d| (d.to_string(), ty)))?;
-        let numeric = !digits.is_empty()
-            && digits.chars().all(|c| c.is_ascii_digit() || c == '.')
-            && digits.chars().filter(|c| *c == '.').count() <= 1
-            && digits.chars().any(|c| c.is_ascii_digit());
+        // Integer suffixes take whole numbers; BD and D a decimal point too (no exponent).
+        let dots = digits.chars().filter(|c| *c == '.').count();
+        let numeric = digits.chars().all(|c| c.is_ascii_digit() || c == '.')
+            && digits.chars().any(|c| c.is_ascii_digit())
+            && dots <= usize::from(matches!(ty, DataType::Decimal(_) | DataType::Double(_)));
         numeric.then_some((digits, ty))
     };
     let (digits, data_type) = match &parser.peek_token_ref().token {
@@ -163,8 +164,9 @@ fn typed_number(parser: &mut Parser) -> Option<Expr> {
             let n = n.clone();
             parser.advance_token();
             let suffix = match parser.peek_token_no_skip().token {
-                Token::Word(w) if w.quote_style.is_none() => suffixed(&format!("0{}", w.value))
-                    .filter(|(digits, _)| digits == "0")
+                // The number's own digits decide (`1.5L` is 1.5 aliased L, as Hive reads it).
+                Token::Word(w) if w.quote_style.is_none() => suffixed(&format!("{n}{}", w.value))
+                    .filter(|(digits, _)| *digits == n)
                     .map(|(_, ty)| ty),
                 _ => None,
             };
@@ -188,9 +190,14 @@ fn typed_number(parser: &mut Parser) -> Option<Expr> {
         }
         other => other,
     };
+    // A DECIMAL is cast from the digits as text, so no digit goes through a DOUBLE.
+    let value = match data_type {
+        DataType::Decimal(_) => Value::SingleQuotedString(digits),
+        _ => Value::Number(digits, false),
+    };
     Some(Expr::Cast {
         kind: CastKind::Cast,
-        expr: Box::new(Expr::value(Value::Number(digits, false))),
+        expr: Box::new(Expr::value(value)),
         data_type,
         array: false,
         format: None,

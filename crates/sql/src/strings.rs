@@ -135,37 +135,47 @@ fn get_json_object(args: &[Option<&str>]) -> Result<Option<String>> {
     let Some(steps) = json_path(path) else {
         return Ok(None);
     };
+    // After `[*]` or a name over an array the values are a list: arrays found in it are
+    // flattened into it, and a name over an array always answers an array (Hive's reading).
     let mut current = vec![root];
-    let mut gathered = false;
+    let mut listed = false;
+    let mut wrap = false;
+    let push = |next: &mut Vec<Json>, v: Json, listed: bool| match v {
+        Json::Array(a) if listed => next.extend(a),
+        v => next.push(v),
+    };
     for step in steps {
         let mut next = vec![];
         for v in current {
             match (&step, v) {
-                (Step::Key(k), Json::Object(mut m)) => next.extend(m.remove(k)),
-                // A name step over an array applies to each element (Hive's reading).
+                (Step::Key(k), Json::Object(mut m)) => {
+                    if let Some(v) = m.remove(k) {
+                        push(&mut next, v, listed);
+                    }
+                }
                 (Step::Key(k), Json::Array(a)) => {
-                    gathered = true;
-                    next.extend(a.into_iter().filter_map(|mut e| match &mut e {
-                        Json::Object(m) => m.remove(k),
-                        _ => None,
-                    }))
+                    wrap = true;
+                    for e in a {
+                        if let Json::Object(mut m) = e {
+                            if let Some(v) = m.remove(k) {
+                                push(&mut next, v, true);
+                            }
+                        }
+                    }
                 }
                 (Step::Index(i), Json::Array(mut a)) if *i < a.len() => {
                     next.push(a.swap_remove(*i))
                 }
-                (Step::All, Json::Array(a)) => {
-                    gathered = true;
-                    next.extend(a)
-                }
+                (Step::All, Json::Array(a)) => next.extend(a),
                 _ => {}
             }
         }
+        listed = listed || wrap || matches!(step, Step::All);
         current = next;
     }
     Ok(match current.len() {
         0 => None,
-        1 if !gathered => json_text(&current[0]),
-        1 => json_text(&current[0]),
+        1 if !wrap => json_text(&current[0]),
         _ => Some(Json::Array(current).to_string()),
     })
 }
@@ -236,14 +246,15 @@ fn regexp_extract(args: &[Option<&str>]) -> Result<Option<String>> {
         },
     };
     let re = compile(pattern)?;
+    // No match: ''; an index past the groups (of a match): an error; a group that took no
+    // part: NULL.
+    let Some(c) = re.captures(subject) else {
+        return Ok(Some(String::new()));
+    };
     if index >= re.captures_len() {
         return exec_err!("Index is out of bounds for regexp_extract: {index}");
     }
-    // No match: ''; a match where the group took no part: NULL.
-    Ok(match re.captures(subject) {
-        None => Some(String::new()),
-        Some(c) => c.get(index).map(|m| m.as_str().to_string()),
-    })
+    Ok(c.get(index).map(|m| m.as_str().to_string()))
 }
 
 fn compile(pattern: &str) -> Result<Regex> {
@@ -325,7 +336,8 @@ impl ScalarUDFImpl for Split {
     }
 }
 
-/// `hive_struct_field(s, i)`: field `i` (from 0) of the struct `s`.
+/// `hive_struct_field(s, i, n)`: field `i` (from 0) of the struct `s`, which `inline` names
+/// with `n` aliases (a struct with another number of fields is Hive's alias-count error).
 #[derive(Debug, PartialEq, Eq, Hash)]
 struct StructField {
     signature: Signature,
@@ -334,19 +346,25 @@ struct StructField {
 impl StructField {
     fn new() -> Self {
         Self {
-            signature: Signature::any(2, Volatility::Immutable),
+            signature: Signature::any(3, Volatility::Immutable),
         }
     }
 }
 
-fn position(args: &[Option<&ScalarValue>]) -> Result<usize> {
-    match args.get(1) {
+/// The constant at argument `i` as a count (the rewrite passes them as text, so no literal
+/// typing touches them).
+fn constant(args: &[Option<&ScalarValue>], i: usize) -> Result<usize> {
+    match args.get(i) {
         Some(Some(v)) => match v.cast_to(&DataType::Int64) {
-            Ok(ScalarValue::Int64(Some(i))) if i >= 0 => Ok(i as usize),
-            _ => plan_err!("{STRUCT_FIELD}: the position must be a constant"),
+            Ok(ScalarValue::Int64(Some(n))) if n >= 0 => Ok(n as usize),
+            _ => plan_err!("{STRUCT_FIELD}: argument {i} must be a constant count"),
         },
-        _ => plan_err!("{STRUCT_FIELD}: the position must be a constant"),
+        _ => plan_err!("{STRUCT_FIELD}: argument {i} must be a constant count"),
     }
+}
+
+fn position(args: &[Option<&ScalarValue>]) -> Result<usize> {
+    constant(args, 1)
 }
 
 impl ScalarUDFImpl for StructField {
@@ -364,7 +382,13 @@ impl ScalarUDFImpl for StructField {
 
     fn return_field_from_args(&self, args: ReturnFieldArgs) -> Result<FieldRef> {
         let i = position(args.scalar_arguments)?;
+        let aliases = constant(args.scalar_arguments, 2)?;
         match args.arg_fields.first().map(|f| f.data_type()) {
+            Some(DataType::Struct(fields)) if fields.len() != aliases => plan_err!(
+                "{} expected {} aliases but got {aliases}",
+                crate::hive_errors::HiveError::UdtfAliasMismatch.text(),
+                fields.len()
+            ),
             Some(DataType::Struct(fields)) => match fields.get(i) {
                 Some(f) => Ok(Arc::new(Field::new(
                     self.name(),
@@ -435,6 +459,15 @@ mod tests {
         );
         assert_eq!(path(j, "$.nothing"), None);
         assert_eq!(path("not json", "$.a"), None);
+        assert_eq!(path(r#"{"a":[{"b":1}]}"#, "$.a.b").as_deref(), Some("[1]"));
+        assert_eq!(
+            path(r#"{"a":[{"b":[1,2]},{"b":[3]}]}"#, "$.a.b").as_deref(),
+            Some("[1,2,3]")
+        );
+        assert_eq!(
+            path(r#"{"a":[{"b":[1,2]},{"b":[3]}]}"#, "$.a[*].b").as_deref(),
+            Some("[1,2,3]")
+        );
         assert_eq!(path(j, "owner"), None);
     }
 
@@ -446,6 +479,7 @@ mod tests {
             Some("123")
         );
         assert_eq!(r("foo", "([0-9]+)", "1").unwrap().as_deref(), Some(""));
-        assert!(r("foo", "([0-9]+)", "2").is_err());
+        assert_eq!(r("foo", "([0-9]+)", "2").unwrap().as_deref(), Some(""));
+        assert!(r("foo", "(o)", "2").is_err());
     }
 }
