@@ -12,6 +12,9 @@ use datafusion::sql::sqlparser::ast::{
     Visitor, VisitorMut,
 };
 
+use datafusion::sql::sqlparser::ast::helpers::attached_token::AttachedToken;
+use datafusion::sql::sqlparser::ast::CaseWhen;
+
 use crate::error::SqlError;
 use datafusion::sql::sqlparser::keywords::Keyword;
 use datafusion::sql::sqlparser::tokenizer::{Token, TokenWithSpan};
@@ -469,8 +472,8 @@ fn hive_function(f: &mut Function) {
     }
 }
 
-/// Hive's functions that are operators here: `isnull(a)`, `isnotnull(a)`, `negative(a)`,
-/// `positive(a)`, `e()`.
+/// Hive's functions that are operators or expressions here: `isnull(a)`, `isnotnull(a)`,
+/// `negative(a)`, `positive(a)`, `e()`, `field(..)`, `locate(..)`.
 fn hive_operator(f: &Function) -> Option<Expr> {
     let name = function_name(f)?;
     let args = plain_args(f)?;
@@ -488,6 +491,70 @@ fn hive_operator(f: &Function) -> Option<Expr> {
             expr: one()?,
         },
         "positive" => Expr::Nested(one()?),
+        // field(v, v1, v2, ..): the position of the first vi equal to v, 0 for none or NULL.
+        "field" if args.len() >= 2 => Expr::Case {
+            case_token: AttachedToken::empty(),
+            end_token: AttachedToken::empty(),
+            operand: None,
+            conditions: args[1..]
+                .iter()
+                .enumerate()
+                .map(|(i, candidate)| CaseWhen {
+                    condition: Expr::BinaryOp {
+                        left: Box::new(args[0].clone()),
+                        op: BinaryOperator::Eq,
+                        right: Box::new(candidate.clone()),
+                    },
+                    result: number(i + 1),
+                })
+                .collect(),
+            else_result: Some(Box::new(number(0))),
+        },
+        // locate(sub, s[, pos]): the 1-based position of sub in s from pos; 0 when absent,
+        // when pos < 1 or pos is NULL.
+        "locate" => match args.as_slice() {
+            [sub, s] => call("strpos", vec![s.clone(), sub.clone()]),
+            [sub, s, pos] => {
+                let found = call(
+                    "strpos",
+                    vec![call("substr", vec![s.clone(), pos.clone()]), sub.clone()],
+                );
+                let compare = |op, right| Expr::BinaryOp {
+                    left: Box::new(found.clone()),
+                    op,
+                    right: Box::new(right),
+                };
+                Expr::Case {
+                    case_token: AttachedToken::empty(),
+                    end_token: AttachedToken::empty(),
+                    operand: None,
+                    conditions: vec![
+                        CaseWhen {
+                            condition: Expr::IsNull(Box::new(pos.clone())),
+                            result: number(0),
+                        },
+                        CaseWhen {
+                            condition: Expr::BinaryOp {
+                                left: Box::new(pos.clone()),
+                                op: BinaryOperator::Lt,
+                                right: Box::new(number(1)),
+                            },
+                            result: number(0),
+                        },
+                        CaseWhen {
+                            condition: compare(BinaryOperator::Eq, number(0)),
+                            result: number(0),
+                        },
+                    ],
+                    else_result: Some(Box::new(Expr::BinaryOp {
+                        left: Box::new(compare(BinaryOperator::Plus, pos.clone())),
+                        op: BinaryOperator::Minus,
+                        right: Box::new(number(1)),
+                    })),
+                }
+            }
+            _ => return None,
+        },
         "e" if args.is_empty() => call(
             "exp",
             vec![Expr::Value(ValueWithSpan::from(Value::Number(
@@ -497,6 +564,10 @@ fn hive_operator(f: &Function) -> Option<Expr> {
         ),
         _ => return None,
     })
+}
+
+fn number(n: usize) -> Expr {
+    Expr::Value(ValueWithSpan::from(Value::Number(n.to_string(), false)))
 }
 
 /// Hive's ranking window functions answer INT (DataFusion's, an unsigned 64-bit number).
