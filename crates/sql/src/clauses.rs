@@ -170,18 +170,7 @@ fn sample(table: &mut TableFactor) -> Result<(), SqlError> {
         WildcardAdditionalOptions::default(),
     )]);
     select.from = vec![TableWithJoins {
-        relation: TableFactor::Table {
-            name,
-            alias: None,
-            args: None,
-            with_hints: vec![],
-            version: None,
-            with_ordinality: false,
-            partitions: vec![],
-            json_path: None,
-            sample: None,
-            index_hints: vec![],
-        },
+        relation: plain_table(name),
         joins: vec![],
     }];
     let mut query = query_of(select);
@@ -197,6 +186,22 @@ fn sample(table: &mut TableFactor) -> Result<(), SqlError> {
         sample: None,
     };
     Ok(())
+}
+
+/// The table `name`, with no alias, sample or hint.
+fn plain_table(name: ObjectName) -> TableFactor {
+    TableFactor::Table {
+        name,
+        alias: None,
+        args: None,
+        with_hints: vec![],
+        version: None,
+        with_ordinality: false,
+        partitions: vec![],
+        json_path: None,
+        sample: None,
+        index_hints: vec![],
+    }
 }
 
 /// `SELECT <projection>` with no other clause yet.
@@ -528,21 +533,7 @@ fn lateral_views(select: &mut Select, order_by: Option<&mut OrderBy>) -> Result<
                 .map(|(expr, alias)| SelectItem::ExprWithAlias { expr, alias }),
         );
         let mut inner = empty_select(projection);
-        let relation = std::mem::replace(
-            &mut from.relation,
-            TableFactor::Table {
-                name: ObjectName(vec![]),
-                alias: None,
-                args: None,
-                with_hints: vec![],
-                version: None,
-                with_ordinality: false,
-                partitions: vec![],
-                json_path: None,
-                sample: None,
-                index_hints: vec![],
-            },
-        );
+        let relation = std::mem::replace(&mut from.relation, plain_table(ObjectName(vec![])));
         inner.from = vec![TableWithJoins {
             relation,
             joins: vec![],

@@ -141,6 +141,14 @@ pub fn to_datafusion(statement: &mut Statement) -> Result<(), SqlError> {
         return Err(SqlError::Unsupported(format!("GROUP BY .. {form}")));
     }
     let _ = visit_expressions_mut(statement, |e| {
+        // Hive's functions that are operators or expressions here.
+        if let Some(op) = match &*e {
+            Expr::Function(f) => hive_operator(f),
+            _ => None,
+        } {
+            *e = op;
+            return ControlFlow::<()>::Continue(());
+        }
         match e {
             Expr::Function(f) if function_name(f).as_deref() == Some("size") => hive_size(e),
             Expr::Function(f) if date_field(f).is_some() => hive_date_part(e),
@@ -155,11 +163,6 @@ pub fn to_datafusion(statement: &mut Statement) -> Result<(), SqlError> {
                 let mut args = vec![(**expr).clone(), (**from).clone()];
                 args.extend(substring_for.as_deref().cloned());
                 *e = call("substring", args);
-            }
-            Expr::Function(f) if hive_operator(f).is_some() => {
-                if let Some(op) = hive_operator(f) {
-                    *e = op;
-                }
             }
             Expr::Function(f) if ranks(f) => {
                 *e = Expr::Cast {
