@@ -169,6 +169,12 @@ pub fn row_set(
     }
 }
 
+/// Whether a cell is NULL. Every value of Hive's `void` type (`SELECT NULL`) is, though its
+/// array keeps no null mask for `Array::is_null` to read.
+fn is_null(a: &dyn Array, r: usize) -> bool {
+    a.data_type() == &DataType::Null || a.is_null(r)
+}
+
 /// Packs a null mask LSB-first, as the protocol's `nulls` field.
 fn null_bitmap(arrays: &[&dyn Array]) -> Binary {
     let n: usize = arrays.iter().map(|a| a.len()).sum();
@@ -176,7 +182,7 @@ fn null_bitmap(arrays: &[&dyn Array]) -> Binary {
     let mut i = 0;
     for a in arrays {
         for r in 0..a.len() {
-            if a.is_null(r) {
+            if is_null(*a, r) {
                 bits[i / 8] |= 1 << (i % 8);
             }
             i += 1;
@@ -316,7 +322,7 @@ fn binary_value(a: &dyn Array, r: usize) -> Option<&[u8]> {
 }
 
 fn cell(a: &dyn Array, r: usize) -> TColumnValue {
-    let null = a.is_null(r);
+    let null = is_null(a, r);
     macro_rules! opt {
         ($e:expr) => {
             if null {
