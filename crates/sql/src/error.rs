@@ -258,6 +258,21 @@ impl CloneMessage for DataFusionError {
     }
 }
 
+/// DataFusion's account of a call no signature takes, without its advice to report a bug:
+/// the call with its argument types and the candidates, when it gives them.
+fn signature_detail(msg: &str) -> String {
+    let from = msg
+        .find("No function matches")
+        .or_else(|| msg.find("Failed to coerce"))
+        .unwrap_or(0);
+    msg[from..]
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with("This issue was likely caused by a bug"))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 fn classify_plan_error(msg: &str) -> SqlError {
     // DataFusion: "table 'hive.default.t' not found"
     if let Some(rest) = msg.strip_prefix("table '") {
@@ -279,6 +294,35 @@ fn classify_plan_error(msg: &str) -> SqlError {
     if let Some(rest) = msg.strip_prefix("Invalid function '") {
         let name = rest.split('\'').next().unwrap_or(rest);
         return SqlError::FunctionNotFound(name.to_string());
+    }
+    // A function of ours given too few or too many arguments (Hive's checkArgsSize text).
+    if let Some((name, _)) = msg
+        .split_once(" requires ")
+        .filter(|_| msg.contains(" argument(s), got "))
+    {
+        return SqlError::hive(
+            HiveError::ArgumentsLengthMismatch,
+            format!(" '{name}': {msg}"),
+        );
+    }
+    // DataFusion: no signature of the function takes these arguments.
+    for marker in [
+        "No function matches the given name and argument types '",
+        "Failed to coerce arguments to satisfy a call to '",
+        "Function '",
+    ] {
+        if let Some(rest) = msg.split_once(marker).map(|(_, r)| r) {
+            let Some((name, _)) = rest.split_once(['\'', '(']) else {
+                continue;
+            };
+            if marker == "Function '" && !msg.contains("failed to match any signature") {
+                continue;
+            }
+            return SqlError::hive(
+                HiveError::WrongArguments,
+                format!(" '{name}': {}", signature_detail(msg)),
+            );
+        }
     }
     if msg.starts_with("Unsupported")
         || msg.contains("not supported")

@@ -44,6 +44,8 @@ pub enum HiveError {
     NonPartitionColumnInSpec,
     /// 10014.
     WrongArguments,
+    /// 10015.
+    ArgumentsLengthMismatch,
     /// 10081.
     UdtfMultipleExpressions,
     /// 10083.
@@ -68,7 +70,7 @@ pub enum HiveError {
 
 impl HiveError {
     /// Every code, for the table's own checks.
-    pub const ALL: [HiveError; 28] = [
+    pub const ALL: [HiveError; 29] = [
         HiveError::Generic,
         HiveError::InvalidTable,
         HiveError::InvalidColumn,
@@ -87,6 +89,7 @@ impl HiveError {
         HiveError::ViewAsTarget,
         HiveError::NonPartitionColumnInSpec,
         HiveError::WrongArguments,
+        HiveError::ArgumentsLengthMismatch,
         HiveError::UdtfMultipleExpressions,
         HiveError::UdtfAliasMismatch,
         HiveError::NonNativeLoad,
@@ -106,6 +109,7 @@ impl HiveError {
             E::Generic => (10000, ""),
             E::InvalidTable => (10001, "Table not found"),
             E::WrongArguments => (10014, "Wrong arguments"),
+            E::ArgumentsLengthMismatch => (10015, "Arguments length mismatch"),
             E::UdtfMultipleExpressions => (
                 10081,
                 "Only a single expression in the SELECT clause is supported with UDTF's",

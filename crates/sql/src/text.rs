@@ -1,0 +1,267 @@
+//! Hive's text functions over characters and words: `encode`/`decode` with Java's charset
+//! names, `sentences` (Java's sentence and word breaks), and `assert_true`.
+
+use std::sync::Arc;
+
+use arrow::datatypes::{DataType, Field};
+use datafusion::common::{exec_err, Result, ScalarValue};
+use datafusion::logical_expr::ScalarUDF;
+use datafusion::prelude::SessionContext;
+
+use crate::rowfn::{arg, text, RowFn};
+
+/// Registers the functions of this module.
+pub fn register(ctx: &SessionContext) {
+    for f in [
+        RowFn::new("encode", 2..=2, |_| Ok(DataType::Binary), encode),
+        RowFn::new("decode", 2..=2, crate::rowfn::string, decode),
+        RowFn::new("sentences", 1..=3, sentences_type, sentences),
+        RowFn::new("quote", 1..=1, crate::rowfn::string, quote),
+        RowFn::new("typeof", 1..=1, crate::rowfn::string, type_of),
+    ] {
+        ctx.register_udf(ScalarUDF::from(f));
+    }
+    // Volatile: evaluated per row at run time, never folded away at planning.
+    ctx.register_udf(ScalarUDF::from(
+        RowFn::new("assert_true", 1..=1, |_| Ok(DataType::Null), assert_true).volatile(),
+    ));
+}
+
+/// The charsets Java always has, by the names and aliases `Charset.forName` reads.
+#[derive(Clone, Copy, PartialEq, Debug)]
+enum Charset {
+    Ascii,
+    Latin1,
+    Utf8,
+    Utf16Be,
+    Utf16Le,
+    /// UTF-16 with a byte-order mark (written big-endian).
+    Utf16,
+}
+
+fn charset(name: &str) -> Result<Charset> {
+    Ok(match name.trim().to_ascii_uppercase().as_str() {
+        "US-ASCII" | "ASCII" | "US_ASCII" | "ISO646-US" | "646" | "CP367" | "DEFAULT" => {
+            Charset::Ascii
+        }
+        "ISO-8859-1" | "ISO8859-1" | "ISO8859_1" | "ISO_8859_1" | "ISO_8859-1" | "LATIN1"
+        | "L1" | "8859_1" | "CP819" | "IBM819" => Charset::Latin1,
+        "UTF-8" | "UTF8" | "UNICODE-1-1-UTF-8" => Charset::Utf8,
+        "UTF-16BE" | "UTF_16BE" | "X-UTF-16BE" | "ISO-10646-UCS-2" => Charset::Utf16Be,
+        "UTF-16LE" | "UTF_16LE" | "X-UTF-16LE" => Charset::Utf16Le,
+        "UTF-16" | "UTF_16" | "UTF16" => Charset::Utf16,
+        _ => return exec_err!("java.nio.charset.UnsupportedCharsetException: {name}"),
+    })
+}
+
+/// `encode(str, charset)`: the text's bytes in the charset, a character it cannot write as `?`.
+fn encode(args: &[ScalarValue]) -> Result<ScalarValue> {
+    let (Some(s), Some(cs)) = (text(arg(args, 0)), text(arg(args, 1))) else {
+        return Ok(ScalarValue::Binary(None));
+    };
+    let bytes: Vec<u8> = match charset(&cs)? {
+        Charset::Utf8 => s.into_bytes(),
+        Charset::Ascii => s
+            .chars()
+            .map(|c| if c.is_ascii() { c as u8 } else { b'?' })
+            .collect(),
+        Charset::Latin1 => s
+            .chars()
+            .map(|c| u8::try_from(u32::from(c)).unwrap_or(b'?'))
+            .collect(),
+        Charset::Utf16Be => s.encode_utf16().flat_map(u16::to_be_bytes).collect(),
+        Charset::Utf16Le => s.encode_utf16().flat_map(u16::to_le_bytes).collect(),
+        Charset::Utf16 => [0xFE, 0xFF]
+            .into_iter()
+            .chain(s.encode_utf16().flat_map(u16::to_be_bytes))
+            .collect(),
+    };
+    Ok(ScalarValue::Binary(Some(bytes)))
+}
+
+/// `decode(bin, charset)`: the bytes read in the charset, what does not read as U+FFFD.
+fn decode(args: &[ScalarValue]) -> Result<ScalarValue> {
+    let bytes = match arg(args, 0) {
+        ScalarValue::Binary(Some(b))
+        | ScalarValue::LargeBinary(Some(b))
+        | ScalarValue::BinaryView(Some(b)) => b.clone(),
+        v => match text(v) {
+            Some(s) => s.into_bytes(),
+            None => return Ok(ScalarValue::Utf8(None)),
+        },
+    };
+    let Some(cs) = text(arg(args, 1)) else {
+        return Ok(ScalarValue::Utf8(None));
+    };
+    let units = |b: &[u8], big: bool| -> Vec<u16> {
+        b.chunks(2)
+            .map(|p| match p {
+                [a, b] if big => u16::from_be_bytes([*a, *b]),
+                [a, b] => u16::from_le_bytes([*a, *b]),
+                _ => 0xFFFD,
+            })
+            .collect()
+    };
+    let out = match charset(&cs)? {
+        Charset::Utf8 => String::from_utf8_lossy(&bytes).into_owned(),
+        Charset::Ascii => bytes
+            .iter()
+            .map(|&b| {
+                if b.is_ascii() {
+                    char::from(b)
+                } else {
+                    '\u{FFFD}'
+                }
+            })
+            .collect(),
+        Charset::Latin1 => bytes.iter().map(|&b| char::from(b)).collect(),
+        Charset::Utf16Be => String::from_utf16_lossy(&units(&bytes, true)),
+        Charset::Utf16Le => String::from_utf16_lossy(&units(&bytes, false)),
+        Charset::Utf16 => match bytes.as_slice() {
+            [0xFF, 0xFE, rest @ ..] => String::from_utf16_lossy(&units(rest, false)),
+            [0xFE, 0xFF, rest @ ..] => String::from_utf16_lossy(&units(rest, true)),
+            rest => String::from_utf16_lossy(&units(rest, true)),
+        },
+    };
+    Ok(ScalarValue::Utf8(Some(out)))
+}
+
+fn words_type() -> DataType {
+    DataType::List(Arc::new(Field::new_list_field(DataType::Utf8, true)))
+}
+
+fn sentences_type(_: &[DataType]) -> Result<DataType> {
+    Ok(DataType::List(Arc::new(Field::new_list_field(
+        words_type(),
+        true,
+    ))))
+}
+
+/// `sentences(str [, lang [, country]])`: the text's sentences, each an array of its words
+/// (punctuation dropped), as Java's sentence and word breaks read English.
+fn sentences(args: &[ScalarValue]) -> Result<ScalarValue> {
+    let Some(s) = text(arg(args, 0)) else {
+        return Ok(ScalarValue::Null);
+    };
+    let lists: Vec<ScalarValue> = split_sentences(&s)
+        .into_iter()
+        .map(|words| {
+            let words: Vec<ScalarValue> = words
+                .into_iter()
+                .map(|w| ScalarValue::Utf8(Some(w)))
+                .collect();
+            ScalarValue::List(ScalarValue::new_list_nullable(&words, &DataType::Utf8))
+        })
+        .collect();
+    Ok(ScalarValue::List(ScalarValue::new_list_nullable(
+        &lists,
+        &words_type(),
+    )))
+}
+
+/// A sentence ends after `.`, `!` or `?` (and closing quotes or brackets) before white space;
+/// a word is letters and digits, joined across an apostrophe between letters and a `.` or
+/// `,` between digits. Sentences without words are left out.
+fn split_sentences(s: &str) -> Vec<Vec<String>> {
+    let chars: Vec<char> = s.chars().collect();
+    let mut sentences = Vec::new();
+    let mut words: Vec<String> = Vec::new();
+    let mut word = String::new();
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        let prev = i.checked_sub(1).and_then(|p| chars.get(p)).copied();
+        let next = chars.get(i + 1).copied();
+        // Inside a word: an apostrophe between letters, a `.` or `,` between digits.
+        let joins = !word.is_empty()
+            && match (prev, c, next) {
+                (Some(p), '\'' | '\u{2019}', Some(n)) => p.is_alphabetic() && n.is_alphabetic(),
+                (Some(p), '.' | ',', Some(n)) => p.is_ascii_digit() && n.is_ascii_digit(),
+                _ => false,
+            };
+        if c.is_alphanumeric() || joins {
+            word.push(c);
+        } else {
+            if !word.is_empty() {
+                words.push(std::mem::take(&mut word));
+            }
+            if matches!(c, '.' | '!' | '?') {
+                // The terminators, then closing punctuation, then white space or the end.
+                let mut j = i + 1;
+                while j < chars.len() && matches!(chars[j], '.' | '!' | '?') {
+                    j += 1;
+                }
+                while j < chars.len() && matches!(chars[j], '"' | '\'' | ')' | ']' | '\u{201D}') {
+                    j += 1;
+                }
+                if j >= chars.len() || chars[j].is_whitespace() {
+                    if !words.is_empty() {
+                        sentences.push(std::mem::take(&mut words));
+                    }
+                    i = j;
+                    continue;
+                }
+            }
+        }
+        i += 1;
+    }
+    if !word.is_empty() {
+        words.push(word);
+    }
+    if !words.is_empty() {
+        sentences.push(words);
+    }
+    sentences
+}
+
+/// `quote(str)`: the text in single quotes, its own single quotes escaped with a backslash.
+fn quote(args: &[ScalarValue]) -> Result<ScalarValue> {
+    Ok(ScalarValue::Utf8(
+        text(arg(args, 0)).map(|s| format!("'{}'", s.replace('\'', "\\'"))),
+    ))
+}
+
+/// `typeof(x)`: the Hive type name of the argument (`void` for an untyped NULL).
+fn type_of(args: &[ScalarValue]) -> Result<ScalarValue> {
+    Ok(ScalarValue::Utf8(Some(
+        crate::types::HiveType::of(&arg(args, 0).data_type()).to_string(),
+    )))
+}
+
+/// `assert_true(cond)`: NULL when `cond` holds; Hive's error otherwise (NULL fails too).
+fn assert_true(args: &[ScalarValue]) -> Result<ScalarValue> {
+    match arg(args, 0) {
+        ScalarValue::Boolean(Some(true)) => Ok(ScalarValue::Null),
+        _ => exec_err!("ASSERT_TRUE(): assertion failed."),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sentences_split_as_java() {
+        assert_eq!(
+            split_sentences("Hello there! How are you?"),
+            vec![vec!["Hello", "there"], vec!["How", "are", "you"]]
+        );
+        assert_eq!(
+            split_sentences("It's 3.14, isn't it... yes."),
+            vec![vec!["It's", "3.14", "isn't", "it"], vec!["yes"]]
+        );
+        assert!(split_sentences("?!").is_empty());
+    }
+
+    #[test]
+    fn charsets_round_trip() {
+        let s = |v: &str| ScalarValue::Utf8(Some(v.into()));
+        let e = encode(&[s("héllo"), s("UTF-16LE")]).unwrap();
+        assert_eq!(decode(&[e, s("utf-16le")]).unwrap(), s("héllo"));
+        assert_eq!(
+            encode(&[s("é"), s("US-ASCII")]).unwrap(),
+            ScalarValue::Binary(Some(b"?".to_vec()))
+        );
+        assert!(encode(&[s("x"), s("nope")]).is_err());
+    }
+}
