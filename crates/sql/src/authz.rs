@@ -464,6 +464,7 @@ pub async fn needs(
     let (operation, mut needs): (&'static str, Vec<Need>) = match stmt {
         HiveStatement::CreateDatabase { .. } => ("CREATEDATABASE", Vec::new()),
         HiveStatement::DescribeDatabase { .. } => ("DESCDATABASE", Vec::new()),
+        HiveStatement::DescribeFunction { .. } => ("DESCFUNCTION", Vec::new()),
         HiveStatement::DropDatabase { name, cascade, .. } => {
             let mut needs: Vec<Need> = db_owner(ms.get_database(name).await.map_err(meta)?);
             if *cascade {

@@ -24,6 +24,9 @@ pub use crate::strings::{JSON_FIELD, STRUCT_FIELD};
 /// Name of the typing function the rewrite inserts.
 pub const HIVE_TYPED: &str = "hive_typed";
 
+/// Functions the rewrites insert, not for users (SHOW FUNCTIONS leaves them out).
+pub const INTERNAL: &[&str] = &[HIVE_TYPED, JSON_FIELD, STRUCT_FIELD];
+
 /// Spark's functions (datafusion-spark) that answer as Hive's do, registered under their
 /// names and aliases: Hive's argument forms, NULL handling and result types (checked in
 /// `tests/sql/functions.slt`). Spark's others differ from Hive (`add_months` keeps no month
@@ -86,6 +89,10 @@ pub fn register(ctx: &SessionContext) {
     }
     crate::datetime::register(ctx);
     crate::strings::register(ctx);
+    crate::numbers::register(ctx);
+    crate::calendar::register(ctx);
+    crate::text::register(ctx);
+    crate::masking::register(ctx);
     // (Registered last: DataFusion's own planners leave `/` and `%` alone.)
     let _ = datafusion::execution::FunctionRegistry::register_expr_planner(
         &mut *ctx.state_ref().write(),
@@ -190,8 +197,57 @@ impl ScalarUDFImpl for Version {
 /// Registers the functions that answer for a session's user. Not in the contexts views are
 /// planned in: `current_user()` in a view would otherwise answer with a user fixed there
 /// instead of the querying one, so it is refused in views for now.
-pub fn register_session(ctx: &SessionContext, user: &str) {
+pub fn register_session(
+    ctx: &SessionContext,
+    user: &str,
+    database: Arc<parking_lot::Mutex<String>>,
+) {
     ctx.register_udf(ScalarUDF::from(CurrentUser::new(user)));
+    ctx.register_udf(ScalarUDF::from(CurrentDatabase {
+        database,
+        signature: Signature::exact(vec![], Volatility::Stable),
+    }));
+}
+
+/// Hive's `current_database()`: the session's current database (what USE chose).
+#[derive(Debug)]
+struct CurrentDatabase {
+    database: Arc<parking_lot::Mutex<String>>,
+    signature: Signature,
+}
+
+impl PartialEq for CurrentDatabase {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.database, &other.database)
+    }
+}
+
+impl Eq for CurrentDatabase {}
+
+impl std::hash::Hash for CurrentDatabase {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        "current_database".hash(state)
+    }
+}
+
+impl ScalarUDFImpl for CurrentDatabase {
+    fn name(&self) -> &str {
+        "current_database"
+    }
+
+    fn signature(&self) -> &Signature {
+        &self.signature
+    }
+
+    fn return_type(&self, _arg_types: &[DataType]) -> Result<DataType> {
+        Ok(DataType::Utf8)
+    }
+
+    fn invoke_with_args(&self, _args: ScalarFunctionArgs) -> Result<ColumnarValue> {
+        Ok(ColumnarValue::Scalar(ScalarValue::Utf8(Some(
+            self.database.lock().clone(),
+        ))))
+    }
 }
 
 /// Hive's `current_user()`: the session's user, the authenticated one when a password mode

@@ -4,18 +4,22 @@
 #![warn(missing_docs)]
 
 pub mod authz;
+mod calendar;
 pub mod catalog;
 mod clauses;
 pub mod datetime;
 pub mod ddl;
 pub mod dialect;
 pub mod error;
+pub mod function_list;
 pub mod functions;
 pub mod hive_errors;
 pub mod mask;
+mod masking;
 pub mod metadata;
 pub mod names;
 mod nonnative;
+mod numbers;
 mod partitions;
 pub mod pattern;
 pub mod policy;
@@ -23,12 +27,14 @@ pub mod prepared;
 pub mod recovery;
 pub mod render;
 mod rewrite;
+mod rowfn;
 pub mod session;
 mod show;
 mod statement;
 mod strings;
 mod substitute;
 pub mod task;
+mod text;
 pub use apiary_storage::handler::Registry;
 pub use apiary_storage::types;
 

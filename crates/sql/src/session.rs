@@ -267,7 +267,8 @@ impl Engine {
             .build();
         let ctx = SessionContext::new_with_state(state);
         crate::functions::register(&ctx);
-        crate::functions::register_session(&ctx, &opts.user);
+        let database = Arc::new(parking_lot::Mutex::new(DEFAULT_DATABASE.to_string()));
+        crate::functions::register_session(&ctx, &opts.user, database.clone());
         let mut session = SqlSession {
             handlers: self.handlers.clone(),
             owner: self.owner.clone(),
@@ -278,7 +279,7 @@ impl Engine {
             metastore: self.metastore.clone(),
             warehouse: self.warehouse.clone(),
             user: opts.user,
-            database: Arc::new(parking_lot::Mutex::new(DEFAULT_DATABASE.to_string())),
+            database,
             hiveconf: self.defaults.clone(),
             defaults: self.defaults.clone(),
             hivevar: opts.hivevar,
@@ -847,27 +848,14 @@ impl SqlSession {
             | Some(ShowStatementFilter::NoKeyword(p)) => Some(p.replace('%', "*")),
             _ => None,
         };
-        let state = self.ctx.state();
-        let rewritten: Vec<String> = rewrite::REWRITTEN_FUNCTIONS
-            .iter()
-            .map(|n| n.to_string())
-            .collect();
-        let mut names: Vec<String> = state
-            .scalar_functions()
-            .keys()
-            .chain(state.aggregate_functions().keys())
-            .chain(state.window_functions().keys())
-            .chain(&rewritten)
-            .filter(|n| n.as_str() != crate::functions::HIVE_TYPED && !n.starts_with("__"))
+        let names: Vec<String> = crate::function_list::callable(&self.ctx)
+            .into_iter()
             .filter(|n| {
                 pattern
                     .as_deref()
                     .is_none_or(|p| crate::pattern::hive_like(p, n))
             })
-            .cloned()
             .collect();
-        names.sort();
-        names.dedup();
         string_rows("tab_name", names)
     }
 

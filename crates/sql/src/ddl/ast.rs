@@ -152,6 +152,13 @@ pub enum HiveStatement {
         /// New owner.
         owner: Option<String>,
     },
+    /// DESCRIBE FUNCTION [EXTENDED] name.
+    DescribeFunction {
+        /// EXTENDED.
+        extended: bool,
+        /// The function's name, as written.
+        name: String,
+    },
     /// DESCRIBE DATABASE [EXTENDED].
     DescribeDatabase {
         /// EXTENDED.
@@ -287,6 +294,7 @@ impl HiveStatement {
         matches!(
             self,
             HiveStatement::DescribeDatabase { .. }
+                | HiveStatement::DescribeFunction { .. }
                 | HiveStatement::Describe { .. }
                 | HiveStatement::ShowCreateTable(_)
                 | HiveStatement::ShowTblProperties(..)

@@ -8,6 +8,22 @@ pub(super) fn describe(p: &mut P) -> Result<Option<HiveStatement>, SqlError> {
         let name = p.ident()?;
         return Ok(Some(HiveStatement::DescribeDatabase { extended, name }));
     }
+    if p.eat_kw("function") {
+        let extended = p.eat_kw("extended");
+        // A name or an operator (`DESCRIBE FUNCTION <=>`), its tokens joined.
+        let name: String = p.toks[p.pos..]
+            .iter()
+            .map(|t| match &t.tok {
+                Tok::Word(s) | Tok::Quoted(s) | Tok::Str(s) | Tok::Num(s) => s.clone(),
+                Tok::Punct(c) => c.to_string(),
+            })
+            .collect();
+        if name.is_empty() {
+            return Err(p.err("a function name"));
+        }
+        p.pos = p.toks.len();
+        return Ok(Some(HiveStatement::DescribeFunction { extended, name }));
+    }
     let extended = p.eat_kw("extended");
     let formatted = !extended && p.eat_kw("formatted");
     let name = p.table_name()?;

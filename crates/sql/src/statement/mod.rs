@@ -186,6 +186,10 @@ impl dyn Scope {
                     Err(SqlError::TableNotFound(as_written(&name)))
                 }
             }
+            HiveStatement::DescribeFunction { extended, name } => Ok(string_rows(
+                "tab_name",
+                crate::function_list::describe(self.context(), &name, extended),
+            )),
             HiveStatement::Describe {
                 extended,
                 formatted,
