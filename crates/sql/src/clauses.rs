@@ -275,16 +275,23 @@ struct Generated {
     columns: Vec<(Expr, Ident)>,
 }
 
+/// Hive's table-generating functions this module plans.
+pub(crate) const GENERATORS: &[&str] = &[
+    "explode",
+    "posexplode",
+    "inline",
+    "stack",
+    "json_tuple",
+    "parse_url_tuple",
+];
+
 /// The table-generating function `f` called with `aliases` (empty: Hive's default names).
 /// `outer` keeps a row whose array or map is NULL or empty, with NULL columns.
 fn generator(f: &Function, aliases: &[Ident], outer: bool) -> Result<Option<Generated>, SqlError> {
     let Some(name) = function_name(f) else {
         return Ok(None);
     };
-    if !matches!(
-        name.as_str(),
-        "explode" | "posexplode" | "inline" | "stack" | "json_tuple" | "parse_url_tuple"
-    ) {
+    if !GENERATORS.contains(&name.as_str()) {
         return Ok(None);
     }
     let args = plain_args(f).ok_or_else(|| unsupported(&format!("{name} with these arguments")))?;

@@ -153,6 +153,14 @@ pub fn to_datafusion(statement: &mut Statement) -> Result<(), SqlError> {
             Expr::Function(f) if function_name(f).as_deref() == Some("size") => hive_size(e),
             Expr::Function(f) if date_field(f).is_some() => hive_date_part(e),
             Expr::Function(f) if function_name(f).as_deref() == Some("pmod") => hive_pmod(e),
+            Expr::Function(f)
+                if matches!(
+                    function_name(f).as_deref(),
+                    Some("percentile" | "percentile_approx")
+                ) =>
+            {
+                hive_percentile(e)
+            }
             // SUBSTR / SUBSTRING: Hive's (1-based, negative from the end, 0 as 1).
             Expr::Substring {
                 expr,
@@ -174,8 +182,58 @@ pub fn to_datafusion(statement: &mut Statement) -> Result<(), SqlError> {
                 }
             }
             Expr::Function(f) => hive_function(f),
+            // `s LIKE ANY (p1, ..)` is likeany(s, p1, ..); `s LIKE ALL (p1, ..)` (which parses
+            // as a call of `all`) likeall(s, p1, ..).
+            Expr::Like {
+                any,
+                negated,
+                expr,
+                pattern,
+                ..
+            } if *any || like_all_patterns(pattern).is_some() => {
+                let (name, patterns) = match like_all_patterns(pattern) {
+                    Some(list) if !*any => ("likeall", list),
+                    _ => (
+                        "likeany",
+                        match &**pattern {
+                            Expr::Tuple(list) => list.clone(),
+                            Expr::Nested(p) => vec![(**p).clone()],
+                            p => vec![p.clone()],
+                        },
+                    ),
+                };
+                let mut args = vec![(**expr).clone()];
+                args.extend(patterns);
+                let any = call(name, args);
+                let any = match &any {
+                    Expr::Function(f) => hive_operator(f).unwrap_or(any),
+                    _ => any,
+                };
+                *e = if *negated {
+                    Expr::UnaryOp {
+                        op: UnaryOperator::Not,
+                        expr: Box::new(any),
+                    }
+                } else {
+                    any
+                };
+            }
             // `!a` is NOT a.
             Expr::UnaryOp { op, .. } if *op == UnaryOperator::BangNot => *op = UnaryOperator::Not,
+            // `~a`: every bit of a flipped, a XOR -1.
+            Expr::UnaryOp {
+                op: UnaryOperator::BitwiseNot,
+                expr,
+            } => {
+                *e = Expr::BinaryOp {
+                    left: Box::new(Expr::Nested(expr.clone())),
+                    op: BinaryOperator::BitwiseXor,
+                    right: Box::new(Expr::Value(ValueWithSpan::from(Value::Number(
+                        "-1".into(),
+                        false,
+                    )))),
+                }
+            }
             // `a RLIKE p` / `a REGEXP p`: p found anywhere in a (Java's Matcher.find).
             Expr::RLike {
                 negated,
@@ -222,10 +280,43 @@ impl VisitorMut for GroupByModifiers {
     type Break = ();
 
     fn pre_visit_query(&mut self, query: &mut Query) -> ControlFlow<()> {
+        if let SetExpr::Select(select) = &mut *query.body {
+            // GROUPING__ID in ORDER BY too, where it names the select's grouping.
+            if let Some(columns) = grouping_columns(&select.group_by) {
+                if let Some(order_by) = &mut query.order_by {
+                    let _ = visit_expressions_mut(order_by, |e| {
+                        replace_grouping_id(e, &columns);
+                        ControlFlow::<()>::Continue(())
+                    });
+                }
+            }
+        }
         let mut bodies = vec![&mut *query.body];
         while let Some(body) = bodies.pop() {
             match body {
-                SetExpr::Select(select) => self.rewrite(&mut select.group_by),
+                SetExpr::Select(select) => {
+                    if let Some(columns) = grouping_columns(&select.group_by) {
+                        for item in &mut select.projection {
+                            if let SelectItem::UnnamedExpr(e) = item {
+                                if is_grouping_id(e) {
+                                    *item = SelectItem::ExprWithAlias {
+                                        expr: e.clone(),
+                                        alias: Ident::new("grouping__id"),
+                                    };
+                                }
+                            }
+                        }
+                        let _ = visit_expressions_mut(&mut select.projection, |e| {
+                            replace_grouping_id(e, &columns);
+                            ControlFlow::<()>::Continue(())
+                        });
+                        let _ = visit_expressions_mut(&mut select.having, |e| {
+                            replace_grouping_id(e, &columns);
+                            ControlFlow::<()>::Continue(())
+                        });
+                    }
+                    self.rewrite(&mut select.group_by)
+                }
                 SetExpr::SetOperation { left, right, .. } => {
                     bodies.push(left);
                     bodies.push(right);
@@ -265,6 +356,104 @@ impl GroupByModifiers {
     }
 }
 
+/// The columns a GROUP BY with grouping sets groups by, in order (Hive's `GROUP BY a, b WITH
+/// ROLLUP`, `.. GROUPING SETS (..)`, or `ROLLUP (a, b)` / `CUBE (..)` / `GROUPING SETS (..)`
+/// as the list); None without grouping sets.
+fn grouping_columns(group_by: &GroupByExpr) -> Option<Vec<Expr>> {
+    let GroupByExpr::Expressions(exprs, modifiers) = group_by else {
+        return None;
+    };
+    if !modifiers.is_empty() {
+        return Some(exprs.clone());
+    }
+    let mut columns: Vec<Expr> = Vec::new();
+    let mut sets = false;
+    for e in exprs {
+        let lists: Vec<&Vec<Expr>> = match e {
+            Expr::Rollup(l) | Expr::Cube(l) | Expr::GroupingSets(l) => {
+                sets = true;
+                l.iter().collect()
+            }
+            other => {
+                if !columns.contains(other) {
+                    columns.push(other.clone());
+                }
+                continue;
+            }
+        };
+        for c in lists.into_iter().flatten() {
+            if !columns.contains(c) {
+                columns.push(c.clone());
+            }
+        }
+    }
+    sets.then_some(columns)
+}
+
+fn is_grouping_id(e: &Expr) -> bool {
+    matches!(e, Expr::Identifier(id) if id.value.eq_ignore_ascii_case("grouping__id"))
+}
+
+/// Hive's `GROUPING__ID`: a bit per grouping column, the first the most significant, set
+/// where the row aggregates the column away: `grouping(a, b, ..)` as a BIGINT.
+fn replace_grouping_id(e: &mut Expr, columns: &[Expr]) {
+    if is_grouping_id(e) {
+        *e = Expr::Cast {
+            kind: CastKind::Cast,
+            expr: Box::new(call("grouping", columns.to_vec())),
+            data_type: DataType::BigInt(None),
+            array: false,
+            format: None,
+        };
+    }
+}
+
+/// Hive's `percentile(x, p)` (exact, interpolated) and `percentile_approx(x, p [, B])` as
+/// DataFusion's `percentile_cont` and `approx_percentile_cont` over the value as a DOUBLE, a
+/// DOUBLE; with an array of percentiles, an array of them.
+fn hive_percentile(e: &mut Expr) {
+    let Expr::Function(f) = e else { return };
+    let (Some(name), Some(args)) = (function_name(f), plain_args(f)) else {
+        return;
+    };
+    let (value, p, rest) = match args.as_slice() {
+        [value, p, rest @ ..] if rest.len() <= usize::from(name == "percentile_approx") => {
+            (value, p, rest)
+        }
+        _ => return,
+    };
+    let target = if name == "percentile" {
+        "percentile_cont"
+    } else {
+        "approx_percentile_cont"
+    };
+    let double = |x: Expr| Expr::Cast {
+        kind: CastKind::Cast,
+        expr: Box::new(x),
+        data_type: DataType::Double(datafusion::sql::sqlparser::ast::ExactNumberInfo::None),
+        array: false,
+        format: None,
+    };
+    let one = |p: &Expr| {
+        let mut a = vec![double(value.clone()), p.clone()];
+        a.extend(rest.iter().cloned());
+        double(call(target, a))
+    };
+    let listed = match p {
+        Expr::Array(a) => Some(a.elem.clone()),
+        Expr::Function(g)
+            if matches!(function_name(g).as_deref(), Some("array" | "make_array")) =>
+        {
+            plain_args(g)
+        }
+        _ => None,
+    };
+    *e = match listed {
+        Some(ps) => call("make_array", ps.iter().map(one).collect()),
+        None => one(p),
+    };
+}
+
 /// Hive's `pmod(a, b)`: `((a % b) + b) % b`, NULL when `b` is 0 (Hive's `%` by zero).
 fn hive_pmod(e: &mut Expr) {
     let Expr::Function(f) = e else { return };
@@ -289,18 +478,59 @@ fn hive_pmod(e: &mut Expr) {
 /// Hive's functions this module turns into others (SHOW FUNCTIONS lists them too).
 pub const REWRITTEN_FUNCTIONS: &[&str] = &[
     "array",
+    "array_position",
+    "array_remove",
+    "buildversion",
+    "current_catalog",
+    "current_schema",
     "day",
     "dayofmonth",
     "dayofweek",
+    "e",
+    "field",
+    "floor_day",
+    "floor_hour",
+    "floor_minute",
+    "floor_month",
+    "floor_quarter",
+    "floor_second",
+    "floor_week",
+    "floor_year",
     "hour",
+    "index",
+    "is_not_distinct_from",
+    "isfalse",
+    "isnotfalse",
+    "isnotnull",
+    "isnottrue",
+    "isnull",
+    "istrue",
+    "lcase",
+    "likeall",
+    "likeany",
+    "locate",
+    "logged_in_user",
     "map",
+    "mid",
     "minute",
+    "mod",
     "month",
+    "negative",
+    "percentile",
+    "percentile_approx",
     "pmod",
+    "positive",
     "quarter",
     "second",
+    "sign",
     "size",
     "sort_array",
+    "std",
+    "stddev",
+    "to_unix_timestamp",
+    "tumbling_window",
+    "ucase",
+    "variance",
     "weekofyear",
     "year",
 ];
@@ -433,6 +663,48 @@ fn hive_function(f: &mut Function) {
                 }
             }
         }
+        // count(DISTINCT a, b): the distinct rows where none is NULL, counted as one struct.
+        "count" => {
+            let FunctionArguments::List(list) = &mut f.args else {
+                return;
+            };
+            if list.duplicate_treatment.is_none() || list.args.len() < 2 {
+                return;
+            }
+            let Some(args) = list
+                .args
+                .iter()
+                .map(|a| match a {
+                    FunctionArg::Unnamed(FunctionArgExpr::Expr(e)) => Some(e.clone()),
+                    _ => None,
+                })
+                .collect::<Option<Vec<Expr>>>()
+            else {
+                return;
+            };
+            let all_present = args
+                .iter()
+                .map(|a| Expr::IsNotNull(Box::new(a.clone())))
+                .reduce(|l, r| Expr::BinaryOp {
+                    left: Box::new(l),
+                    op: BinaryOperator::And,
+                    right: Box::new(r),
+                });
+            let Some(all_present) = all_present else {
+                return;
+            };
+            let row = Expr::Case {
+                case_token: AttachedToken::empty(),
+                end_token: AttachedToken::empty(),
+                operand: None,
+                conditions: vec![CaseWhen {
+                    condition: all_present,
+                    result: call("struct", args),
+                }],
+                else_result: None,
+            };
+            list.args = vec![FunctionArg::Unnamed(FunctionArgExpr::Expr(row))];
+        }
         "array" => f.name = ObjectName(vec![ObjectNamePart::Identifier(Ident::new("make_array"))]),
         // Hive's names for DataFusion's functions. Hive's stddev, std and variance are the
         // population's (DataFusion's stddev and variance are the sample's).
@@ -558,6 +830,139 @@ fn hive_operator(f: &Function) -> Option<Expr> {
             }
             _ => return None,
         },
+        // Hive's concat, greatest and least are NULL when any argument is (DataFusion's
+        // skip NULLs).
+        "concat" | "greatest" | "least" if !args.is_empty() => {
+            let any_null = args
+                .iter()
+                .map(|a| Expr::IsNull(Box::new(a.clone())))
+                .reduce(|l, r| Expr::BinaryOp {
+                    left: Box::new(l),
+                    op: BinaryOperator::Or,
+                    right: Box::new(r),
+                })?;
+            Expr::Case {
+                case_token: AttachedToken::empty(),
+                end_token: AttachedToken::empty(),
+                operand: None,
+                conditions: vec![CaseWhen {
+                    condition: any_null,
+                    result: Expr::Value(ValueWithSpan::from(Value::Null)),
+                }],
+                else_result: Some(Box::new(Expr::Function(f.clone()))),
+            }
+        }
+        "istrue" => Expr::IsTrue(one()?),
+        "isfalse" => Expr::IsFalse(one()?),
+        "isnottrue" => Expr::IsNotTrue(one()?),
+        "isnotfalse" => Expr::IsNotFalse(one()?),
+        "is_not_distinct_from" => match args.as_slice() {
+            [a, b] => Expr::IsNotDistinctFrom(Box::new(a.clone()), Box::new(b.clone())),
+            _ => return None,
+        },
+        // mod(a, b) is `a % b` (NULL by zero, as Hive's).
+        "mod" => match args.as_slice() {
+            [a, b] => Expr::BinaryOp {
+                left: Box::new(Expr::Nested(Box::new(a.clone()))),
+                op: BinaryOperator::Modulo,
+                right: Box::new(Expr::Nested(Box::new(b.clone()))),
+            },
+            _ => return None,
+        },
+        // index(a, n) is `a[n]` (0-based for arrays, a key for maps).
+        "index" => match args.as_slice() {
+            [a, n] => Expr::CompoundFieldAccess {
+                root: Box::new(a.clone()),
+                access_chain: vec![datafusion::sql::sqlparser::ast::AccessExpr::Subscript(
+                    datafusion::sql::sqlparser::ast::Subscript::Index { index: n.clone() },
+                )],
+            },
+            _ => return None,
+        },
+        "logged_in_user" if args.is_empty() => call("current_user", vec![]),
+        "current_schema" if args.is_empty() => call("current_database", vec![]),
+        "current_catalog" if args.is_empty() => Expr::Value(ValueWithSpan::from(
+            Value::SingleQuotedString("hive".into()),
+        )),
+        "buildversion" if args.is_empty() => call("version", vec![]),
+        "to_unix_timestamp" if !args.is_empty() => call("unix_timestamp", args.clone()),
+        // floor_day(ts) .. floor_year(ts): the timestamp truncated, as date_trunc.
+        "floor_second" | "floor_minute" | "floor_hour" | "floor_day" | "floor_week"
+        | "floor_month" | "floor_quarter" | "floor_year" => match args.as_slice() {
+            [t] => call(
+                "date_trunc",
+                vec![
+                    Expr::Value(ValueWithSpan::from(Value::SingleQuotedString(
+                        name.trim_start_matches("floor_").into(),
+                    ))),
+                    try_cast(t.clone(), DataType::Timestamp(None, TimezoneInfo::None)),
+                ],
+            ),
+            _ => return None,
+        },
+        // mid(s, pos[, len]): Hive 4's other name of substr.
+        "mid" if matches!(args.len(), 2 | 3) => call("substr", args.clone()),
+        // likeany(s, p1, ..) / likeall(s, p1, ..): s LIKE some / every pattern, with SQL's
+        // three-valued OR / AND (NULL when undecided because of a NULL).
+        "likeany" | "likeall" if args.len() >= 2 => {
+            let op = if name == "likeany" {
+                BinaryOperator::Or
+            } else {
+                BinaryOperator::And
+            };
+            let mut likes = args[1..].iter().map(|p| Expr::Like {
+                negated: false,
+                any: false,
+                expr: Box::new(args[0].clone()),
+                pattern: Box::new(p.clone()),
+                escape_char: None,
+            });
+            let first = likes.next()?;
+            Expr::Nested(Box::new(likes.fold(first, |acc, like| Expr::BinaryOp {
+                left: Box::new(acc),
+                op: op.clone(),
+                right: Box::new(like),
+            })))
+        }
+        // tumbling_window(ts, interval[, origin]): the start of the window of ts, windows of
+        // the interval's length from the origin (the epoch by default), as date_bin.
+        "tumbling_window" => {
+            match args.as_slice() {
+                [t, width, rest @ ..] if rest.len() <= 1 => {
+                    let mut bin_args = vec![
+                        width.clone(),
+                        try_cast(t.clone(), DataType::Timestamp(None, TimezoneInfo::None)),
+                    ];
+                    bin_args.extend(rest.iter().map(|o| {
+                        try_cast(o.clone(), DataType::Timestamp(None, TimezoneInfo::None))
+                    }));
+                    call("date_bin", bin_args)
+                }
+                _ => return None,
+            }
+        }
+        // Hive's array_remove removes every occurrence; array_position is 0 when absent.
+        "array_remove" => call("array_remove_all", args.clone()),
+        "array_position" => match args.as_slice() {
+            [a, x] => Expr::Case {
+                case_token: AttachedToken::empty(),
+                end_token: AttachedToken::empty(),
+                operand: None,
+                conditions: vec![CaseWhen {
+                    condition: Expr::BinaryOp {
+                        left: Box::new(Expr::IsNull(Box::new(a.clone()))),
+                        op: BinaryOperator::Or,
+                        right: Box::new(Expr::IsNull(Box::new(x.clone()))),
+                    },
+                    result: Expr::Value(ValueWithSpan::from(Value::Null)),
+                }],
+                else_result: Some(Box::new(call(
+                    "coalesce",
+                    vec![call("array_position", args.clone()), number(0)],
+                ))),
+            },
+            _ => return None,
+        },
         "e" if args.is_empty() => call(
             "exp",
             vec![Expr::Value(ValueWithSpan::from(Value::Number(
@@ -649,8 +1054,43 @@ fn name_result_columns(body: &mut SetExpr) {
     }
 }
 
-/// An integer literal that fits in 32 bits is Hive's INT.
+/// Functions whose result type depends on a constant argument (`round(d, 2)` is DECIMAL with
+/// 2 places): their integer literals stay bare, the form in which a function's typing sees
+/// them as constants.
+const TYPED_BY_CONSTANTS: [&str; 2] = ["round", "bround"];
+
+/// The patterns of `LIKE ALL (p1, ..)`, which the parser reads as a call of `all`.
+fn like_all_patterns(pattern: &Expr) -> Option<Vec<Expr>> {
+    match pattern {
+        Expr::Function(f) if function_name(f).as_deref() == Some("all") => plain_args(f),
+        _ => None,
+    }
+}
+
+/// An integer literal that fits in 32 bits is Hive's INT (except as an argument of
+/// [`TYPED_BY_CONSTANTS`]).
 fn int_literal(e: &mut Expr) {
+    if let Expr::Function(f) = e {
+        if function_name(f).is_some_and(|n| TYPED_BY_CONSTANTS.contains(&n.as_str())) {
+            if let FunctionArguments::List(list) = &mut f.args {
+                for a in &mut list.args {
+                    if let FunctionArg::Unnamed(FunctionArgExpr::Expr(x)) = a {
+                        if let Expr::Cast {
+                            expr,
+                            data_type: DataType::Int(None),
+                            ..
+                        } = x
+                        {
+                            if matches!(**expr, Expr::Value(_)) {
+                                *x = (**expr).clone();
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        return;
+    }
     if let Expr::Value(v) = e {
         if let Value::Number(n, false) = &v.value {
             if n.parse::<i32>().is_ok() {
