@@ -93,6 +93,8 @@ pub fn register(ctx: &SessionContext) {
     crate::calendar::register(ctx);
     crate::text::register(ctx);
     crate::masking::register(ctx);
+    crate::histogram::register(ctx);
+    crate::arrays::register(ctx);
     // (Registered last: DataFusion's own planners leave `/` and `%` alone.)
     let _ = datafusion::execution::FunctionRegistry::register_expr_planner(
         &mut *ctx.state_ref().write(),

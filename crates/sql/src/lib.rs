@@ -3,6 +3,7 @@
 
 #![warn(missing_docs)]
 
+mod arrays;
 pub mod authz;
 mod calendar;
 pub mod catalog;
@@ -13,6 +14,7 @@ pub mod dialect;
 pub mod error;
 pub mod function_list;
 pub mod functions;
+mod histogram;
 pub mod hive_errors;
 pub mod mask;
 mod masking;

@@ -153,12 +153,7 @@ pub fn to_datafusion(statement: &mut Statement) -> Result<(), SqlError> {
             Expr::Function(f) if function_name(f).as_deref() == Some("size") => hive_size(e),
             Expr::Function(f) if date_field(f).is_some() => hive_date_part(e),
             Expr::Function(f) if function_name(f).as_deref() == Some("pmod") => hive_pmod(e),
-            Expr::Function(f)
-                if matches!(
-                    function_name(f).as_deref(),
-                    Some("percentile" | "percentile_approx")
-                ) =>
-            {
+            Expr::Function(f) if function_name(f).as_deref() == Some("percentile") => {
                 hive_percentile(e)
             }
             // SUBSTR / SUBSTRING: Hive's (1-based, negative from the end, 0 as 1).
@@ -408,25 +403,13 @@ fn replace_grouping_id(e: &mut Expr, columns: &[Expr]) {
     }
 }
 
-/// Hive's `percentile(x, p)` (exact, interpolated) and `percentile_approx(x, p [, B])` as
-/// DataFusion's `percentile_cont` and `approx_percentile_cont` over the value as a DOUBLE, a
-/// DOUBLE; with an array of percentiles, an array of them.
+/// Hive's `percentile(x, p)` (exact, interpolated) as DataFusion's `percentile_cont` over the
+/// value as a DOUBLE, a DOUBLE; with an array of percentiles, an array of them.
+/// (`percentile_approx` is Hive's own histogram, in `histogram.rs`.)
 fn hive_percentile(e: &mut Expr) {
     let Expr::Function(f) = e else { return };
-    let (Some(name), Some(args)) = (function_name(f), plain_args(f)) else {
-        return;
-    };
-    let (value, p, rest) = match args.as_slice() {
-        [value, p, rest @ ..] if rest.len() <= usize::from(name == "percentile_approx") => {
-            (value, p, rest)
-        }
-        _ => return,
-    };
-    let target = if name == "percentile" {
-        "percentile_cont"
-    } else {
-        "approx_percentile_cont"
-    };
+    let Some(args) = plain_args(f) else { return };
+    let [value, p] = args.as_slice() else { return };
     let double = |x: Expr| Expr::Cast {
         kind: CastKind::Cast,
         expr: Box::new(x),
@@ -435,9 +418,10 @@ fn hive_percentile(e: &mut Expr) {
         format: None,
     };
     let one = |p: &Expr| {
-        let mut a = vec![double(value.clone()), p.clone()];
-        a.extend(rest.iter().cloned());
-        double(call(target, a))
+        double(call(
+            "percentile_cont",
+            vec![double(value.clone()), p.clone()],
+        ))
     };
     let listed = match p {
         Expr::Array(a) => Some(a.elem.clone()),
@@ -517,7 +501,6 @@ pub const REWRITTEN_FUNCTIONS: &[&str] = &[
     "month",
     "negative",
     "percentile",
-    "percentile_approx",
     "pmod",
     "positive",
     "quarter",
