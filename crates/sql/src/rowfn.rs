@@ -193,6 +193,16 @@ fn converted(v: &ScalarValue, to: &DataType) -> Option<ScalarValue> {
     }
 }
 
+/// A value as bytes: a binary's own, anything else its text in UTF-8.
+pub(crate) fn bytes(v: &ScalarValue) -> Option<Vec<u8>> {
+    match v {
+        ScalarValue::Binary(b) | ScalarValue::LargeBinary(b) | ScalarValue::BinaryView(b) => {
+            b.clone()
+        }
+        v => text(v).map(String::into_bytes),
+    }
+}
+
 /// A value as text (numbers as Hive writes them for the common cases).
 pub(crate) fn text(v: &ScalarValue) -> Option<String> {
     match v {

@@ -1,5 +1,6 @@
 //! Hive's text functions over characters and words: `encode`/`decode` with Java's charset
-//! names, `sentences` (Java's sentence and word breaks), and `assert_true`.
+//! names, `sentences` (Java's sentence and word breaks), `aes_encrypt`/`aes_decrypt` (Java's
+//! AES/ECB/PKCS5Padding) and `assert_true`.
 
 use std::sync::Arc;
 
@@ -18,6 +19,8 @@ pub fn register(ctx: &SessionContext) {
         RowFn::new("sentences", 1..=3, sentences_type, sentences),
         RowFn::new("quote", 1..=1, crate::rowfn::string, quote),
         RowFn::new("typeof", 1..=1, crate::rowfn::string, type_of),
+        RowFn::new("aes_encrypt", 2..=2, |_| Ok(DataType::Binary), aes_encrypt),
+        RowFn::new("aes_decrypt", 2..=2, |_| Ok(DataType::Binary), aes_decrypt),
     ] {
         ctx.register_udf(ScalarUDF::from(f));
     }
@@ -81,14 +84,8 @@ fn encode(args: &[ScalarValue]) -> Result<ScalarValue> {
 
 /// `decode(bin, charset)`: the bytes read in the charset, what does not read as U+FFFD.
 fn decode(args: &[ScalarValue]) -> Result<ScalarValue> {
-    let bytes = match arg(args, 0) {
-        ScalarValue::Binary(Some(b))
-        | ScalarValue::LargeBinary(Some(b))
-        | ScalarValue::BinaryView(Some(b)) => b.clone(),
-        v => match text(v) {
-            Some(s) => s.into_bytes(),
-            None => return Ok(ScalarValue::Utf8(None)),
-        },
+    let Some(bytes) = crate::rowfn::bytes(arg(args, 0)) else {
+        return Ok(ScalarValue::Utf8(None));
     };
     let Some(cs) = text(arg(args, 1)) else {
         return Ok(ScalarValue::Utf8(None));
@@ -226,6 +223,88 @@ fn type_of(args: &[ScalarValue]) -> Result<ScalarValue> {
     Ok(ScalarValue::Utf8(Some(
         crate::types::HiveType::of(&arg(args, 0).data_type()).to_string(),
     )))
+}
+
+/// A block cipher of AES for a key of 16, 24 or 32 bytes (Hive's AES key lengths).
+enum Aes {
+    A128(aes::Aes128),
+    A192(aes::Aes192),
+    A256(aes::Aes256),
+}
+
+impl Aes {
+    fn new(key: &[u8]) -> Option<Aes> {
+        use aes::cipher::KeyInit;
+        match key.len() {
+            16 => aes::Aes128::new_from_slice(key).ok().map(Aes::A128),
+            24 => aes::Aes192::new_from_slice(key).ok().map(Aes::A192),
+            32 => aes::Aes256::new_from_slice(key).ok().map(Aes::A256),
+            _ => None,
+        }
+    }
+
+    fn block(&self, block: &mut [u8], encrypt: bool) {
+        use aes::cipher::{Array, BlockCipherDecrypt, BlockCipherEncrypt};
+        let Ok(b) = <&mut Array<u8, _>>::try_from(block) else {
+            return;
+        };
+        match (self, encrypt) {
+            (Aes::A128(c), true) => c.encrypt_block(b),
+            (Aes::A128(c), false) => c.decrypt_block(b),
+            (Aes::A192(c), true) => c.encrypt_block(b),
+            (Aes::A192(c), false) => c.decrypt_block(b),
+            (Aes::A256(c), true) => c.encrypt_block(b),
+            (Aes::A256(c), false) => c.decrypt_block(b),
+        }
+    }
+}
+
+const AES_BLOCK: usize = 16;
+
+/// The two arguments of the AES functions as bytes, and the cipher of the key; None when
+/// either is NULL or the key is not 16, 24 or 32 bytes long.
+fn aes_args(args: &[ScalarValue]) -> Option<(Vec<u8>, Aes)> {
+    let input = crate::rowfn::bytes(arg(args, 0))?;
+    let key = crate::rowfn::bytes(arg(args, 1))?;
+    Some((input, Aes::new(&key)?))
+}
+
+/// `aes_encrypt(input, key)`: AES in ECB mode with PKCS#5 padding (Java's
+/// "AES/ECB/PKCS5Padding", as Hive); NULL for a NULL argument or a key of another length.
+fn aes_encrypt(args: &[ScalarValue]) -> Result<ScalarValue> {
+    let Some((mut data, cipher)) = aes_args(args) else {
+        return Ok(ScalarValue::Binary(None));
+    };
+    let pad = AES_BLOCK - data.len() % AES_BLOCK;
+    data.extend(std::iter::repeat_n(pad as u8, pad));
+    for block in data.chunks_exact_mut(AES_BLOCK) {
+        cipher.block(block, true);
+    }
+    Ok(ScalarValue::Binary(Some(data)))
+}
+
+/// `aes_decrypt(input, key)`: the inverse of `aes_encrypt`; NULL also when the input is not
+/// whole blocks or its padding is wrong (Hive logs the cipher's error and returns NULL).
+fn aes_decrypt(args: &[ScalarValue]) -> Result<ScalarValue> {
+    let Some((mut data, cipher)) = aes_args(args) else {
+        return Ok(ScalarValue::Binary(None));
+    };
+    if data.is_empty() || data.len() % AES_BLOCK != 0 {
+        return Ok(ScalarValue::Binary(None));
+    }
+    for block in data.chunks_exact_mut(AES_BLOCK) {
+        cipher.block(block, false);
+    }
+    let pad = usize::from(data.last().copied().unwrap_or(0));
+    let valid = (1..=AES_BLOCK).contains(&pad)
+        && data[data.len() - pad..]
+            .iter()
+            .all(|b| usize::from(*b) == pad);
+    if !valid {
+        return Ok(ScalarValue::Binary(None));
+    }
+    data.truncate(data.len() - pad);
+    Ok(ScalarValue::Binary(Some(data)))
 }
 
 /// `assert_true(cond)`: NULL when `cond` holds; Hive's error otherwise (NULL fails too).

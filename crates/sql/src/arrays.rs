@@ -1,0 +1,103 @@
+//! Hive's array functions that neither DataFusion nor datafusion-spark has: `sort_array_by`.
+
+use std::sync::Arc;
+
+use arrow::array::{Array, AsArray};
+use arrow::compute::{lexsort_to_indices, take, SortColumn, SortOptions};
+use arrow::datatypes::DataType;
+use datafusion::common::{exec_err, Result, ScalarValue};
+use datafusion::logical_expr::ScalarUDF;
+use datafusion::prelude::SessionContext;
+
+use crate::rowfn::{text, RowFn};
+
+/// Registers the functions of this module.
+pub fn register(ctx: &SessionContext) {
+    ctx.register_udf(ScalarUDF::from(RowFn::new(
+        "sort_array_by",
+        2..=64,
+        sorted_type,
+        sort_array_by,
+    )));
+}
+
+/// The result is the array given.
+fn sorted_type(args: &[DataType]) -> Result<DataType> {
+    match args.first() {
+        Some(t @ DataType::List(f)) if matches!(f.data_type(), DataType::Struct(_)) => {
+            Ok(t.clone())
+        }
+        Some(DataType::Null) => Ok(DataType::Null),
+        Some(t) => exec_err!(
+            "sort_array_by: Argument 1 of function SORT_ARRAY_BY must be array<struct>, but {} was found",
+            crate::HiveType::of(t)
+        ),
+        None => exec_err!("sort_array_by requires 2..64 argument(s), got 0"),
+    }
+}
+
+/// `sort_array_by(array<struct>, field, .. [, 'ASC' | 'DESC'])`: the structs ordered by the
+/// named fields (NULLs first ascending, last descending), stably.
+fn sort_array_by(args: &[ScalarValue]) -> Result<ScalarValue> {
+    let Some(ScalarValue::List(list)) = args.first() else {
+        return Ok(args.first().cloned().unwrap_or(ScalarValue::Null));
+    };
+    if list.is_null(0) {
+        return Ok(ScalarValue::List(list.clone()));
+    }
+    let mut names: Vec<String> = Vec::new();
+    for a in &args[1..] {
+        match text(a) {
+            Some(n) => names.push(n),
+            None => return ScalarValue::try_from(list.data_type()),
+        }
+    }
+    let descending = match names.last().map(|n| n.to_ascii_uppercase()) {
+        Some(o) if o == "ASC" || o == "DESC" => {
+            names.pop();
+            o == "DESC"
+        }
+        _ => false,
+    };
+    if names.is_empty() {
+        return exec_err!("sort_array_by: at least one field name is needed");
+    }
+    let values = list.value(0);
+    let structs = values.as_struct();
+    let mut columns = Vec::with_capacity(names.len() + 1);
+    for name in &names {
+        let Some(i) = structs
+            .fields()
+            .iter()
+            .position(|f| f.name().eq_ignore_ascii_case(name))
+        else {
+            return exec_err!("sort_array_by: Invalid struct field name {name}");
+        };
+        columns.push(SortColumn {
+            values: structs.column(i).clone(),
+            options: Some(SortOptions {
+                descending,
+                nulls_first: !descending,
+            }),
+        });
+    }
+    // The position last, so equal keys keep their order (a stable sort, as Java's).
+    columns.push(SortColumn {
+        values: Arc::new(arrow::array::UInt32Array::from_iter_values(
+            0..u32::try_from(structs.len()).unwrap_or(u32::MAX),
+        )),
+        options: None,
+    });
+    let order = lexsort_to_indices(&columns, None)?;
+    let sorted = take(structs, &order, None)?;
+    let DataType::List(field) = list.data_type() else {
+        return Ok(ScalarValue::List(list.clone()));
+    };
+    let out = arrow::array::ListArray::try_new(
+        field.clone(),
+        arrow::buffer::OffsetBuffer::from_lengths([sorted.len()]),
+        sorted,
+        None,
+    )?;
+    Ok(ScalarValue::List(Arc::new(out)))
+}
