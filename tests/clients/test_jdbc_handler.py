@@ -213,7 +213,7 @@ def test_sqlite_database(server, tmp_path):
     # Binary values round-trip byte for byte.
     with sqlite3.connect(db) as c:
         assert c.execute("SELECT raw FROM lite WHERE id = 1").fetchone() == (b"\x00\xff",)
-    assert rows(cur, "SELECT encode(raw, 'hex') FROM lite WHERE id = 1") == [("00ff",)]
+    assert rows(cur, "SELECT hex(raw) FROM lite WHERE id = 1") == [("00FF",)]
     cur.execute("DROP TABLE lite")
     with sqlite3.connect(db) as c:
         assert c.execute("SELECT count(*) FROM sqlite_master WHERE name = 'lite'").fetchone() == (0,)
