@@ -257,9 +257,26 @@ fn regexp_extract(args: &[Option<&str>]) -> Result<Option<String>> {
     Ok(c.get(index).map(|m| m.as_str().to_string()))
 }
 
+/// The regular expression of `pattern`, compiled once per pattern and thread in a row: the
+/// pattern is nearly always the same constant for every row, and compiling it is far dearer
+/// than matching (a `Regex` clone shares the compiled program).
 fn compile(pattern: &str) -> Result<Regex> {
+    thread_local! {
+        static LAST: std::cell::RefCell<Option<(String, Regex)>> =
+            const { std::cell::RefCell::new(None) };
+    }
+    if let Some(re) = LAST.with_borrow(|last| {
+        last.as_ref()
+            .filter(|(p, _)| p == pattern)
+            .map(|(_, re)| re.clone())
+    }) {
+        return Ok(re);
+    }
     match Regex::new(pattern) {
-        Ok(re) => Ok(re),
+        Ok(re) => {
+            LAST.set(Some((pattern.to_string(), re.clone())));
+            Ok(re)
+        }
         Err(e) => exec_err!("Invalid regular expression {pattern}: {e}"),
     }
 }
