@@ -204,74 +204,43 @@ pub fn register_session(
     user: &str,
     database: Arc<parking_lot::Mutex<String>>,
 ) {
-    ctx.register_udf(ScalarUDF::from(CurrentUser::new(user)));
-    ctx.register_udf(ScalarUDF::from(CurrentDatabase {
-        database,
-        signature: Signature::exact(vec![], Volatility::Stable),
-    }));
-}
-
-/// Hive's `current_database()`: the session's current database (what USE chose).
-#[derive(Debug)]
-struct CurrentDatabase {
-    database: Arc<parking_lot::Mutex<String>>,
-    signature: Signature,
-}
-
-impl PartialEq for CurrentDatabase {
-    fn eq(&self, other: &Self) -> bool {
-        Arc::ptr_eq(&self.database, &other.database)
-    }
-}
-
-impl Eq for CurrentDatabase {}
-
-impl std::hash::Hash for CurrentDatabase {
-    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
-        "current_database".hash(state)
-    }
-}
-
-impl ScalarUDFImpl for CurrentDatabase {
-    fn name(&self) -> &str {
-        "current_database"
-    }
-
-    fn signature(&self) -> &Signature {
-        &self.signature
-    }
-
-    fn return_type(&self, _arg_types: &[DataType]) -> Result<DataType> {
-        Ok(DataType::Utf8)
-    }
-
-    fn invoke_with_args(&self, _args: ScalarFunctionArgs) -> Result<ColumnarValue> {
-        Ok(ColumnarValue::Scalar(ScalarValue::Utf8(Some(
-            self.database.lock().clone(),
-        ))))
-    }
-}
-
-/// Hive's `current_user()`: the session's user, the authenticated one when a password mode
-/// is on.
-#[derive(Debug, PartialEq, Eq, Hash)]
-struct CurrentUser {
-    user: String,
-    signature: Signature,
-}
-
-impl CurrentUser {
-    fn new(user: &str) -> Self {
-        Self {
-            user: user.to_string(),
+    // Hive's `current_user()`: the session's user, the authenticated one when a password
+    // mode is on; `current_database()`: the session's current database (what USE chose).
+    let user = Arc::new(parking_lot::Mutex::new(user.to_string()));
+    for (name, value) in [("current_user", user), ("current_database", database)] {
+        ctx.register_udf(ScalarUDF::from(SessionText {
+            name,
+            value,
             signature: Signature::exact(vec![], Volatility::Stable),
-        }
+        }));
     }
 }
 
-impl ScalarUDFImpl for CurrentUser {
+/// A function of no arguments answering a text the session holds.
+#[derive(Debug)]
+struct SessionText {
+    name: &'static str,
+    value: Arc<parking_lot::Mutex<String>>,
+    signature: Signature,
+}
+
+impl PartialEq for SessionText {
+    fn eq(&self, other: &Self) -> bool {
+        self.name == other.name && Arc::ptr_eq(&self.value, &other.value)
+    }
+}
+
+impl Eq for SessionText {}
+
+impl std::hash::Hash for SessionText {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.name.hash(state)
+    }
+}
+
+impl ScalarUDFImpl for SessionText {
     fn name(&self) -> &str {
-        "current_user"
+        self.name
     }
 
     fn signature(&self) -> &Signature {
@@ -284,7 +253,7 @@ impl ScalarUDFImpl for CurrentUser {
 
     fn invoke_with_args(&self, _args: ScalarFunctionArgs) -> Result<ColumnarValue> {
         Ok(ColumnarValue::Scalar(ScalarValue::Utf8(Some(
-            self.user.clone(),
+            self.value.lock().clone(),
         ))))
     }
 }
