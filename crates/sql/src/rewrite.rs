@@ -665,14 +665,10 @@ fn hive_function(f: &mut Function) {
             else {
                 return;
             };
-            let all_present = args
-                .iter()
-                .map(|a| Expr::IsNotNull(Box::new(a.clone())))
-                .reduce(|l, r| Expr::BinaryOp {
-                    left: Box::new(l),
-                    op: BinaryOperator::And,
-                    right: Box::new(r),
-                });
+            let all_present = joined(
+                args.iter().map(|a| Expr::IsNotNull(Box::new(a.clone()))),
+                BinaryOperator::And,
+            );
             let Some(all_present) = all_present else {
                 return;
             };
@@ -816,14 +812,10 @@ fn hive_operator(f: &Function) -> Option<Expr> {
         // Hive's concat, greatest and least are NULL when any argument is (DataFusion's
         // skip NULLs).
         "concat" | "greatest" | "least" if !args.is_empty() => {
-            let any_null = args
-                .iter()
-                .map(|a| Expr::IsNull(Box::new(a.clone())))
-                .reduce(|l, r| Expr::BinaryOp {
-                    left: Box::new(l),
-                    op: BinaryOperator::Or,
-                    right: Box::new(r),
-                })?;
+            let any_null = joined(
+                args.iter().map(|a| Expr::IsNull(Box::new(a.clone()))),
+                BinaryOperator::Or,
+            )?;
             Expr::Case {
                 case_token: AttachedToken::empty(),
                 end_token: AttachedToken::empty(),
@@ -893,19 +885,14 @@ fn hive_operator(f: &Function) -> Option<Expr> {
             } else {
                 BinaryOperator::And
             };
-            let mut likes = args[1..].iter().map(|p| Expr::Like {
+            let likes = args[1..].iter().map(|p| Expr::Like {
                 negated: false,
                 any: false,
                 expr: Box::new(args[0].clone()),
                 pattern: Box::new(p.clone()),
                 escape_char: None,
             });
-            let first = likes.next()?;
-            Expr::Nested(Box::new(likes.fold(first, |acc, like| Expr::BinaryOp {
-                left: Box::new(acc),
-                op: op.clone(),
-                right: Box::new(like),
-            })))
+            Expr::Nested(Box::new(joined(likes, op)?))
         }
         // tumbling_window(ts, interval[, origin]): the start of the window of ts, windows of
         // the interval's length from the origin (the epoch by default), as date_bin.
@@ -1041,6 +1028,15 @@ fn name_result_columns(body: &mut SetExpr) {
 /// 2 places): their integer literals stay bare, the form in which a function's typing sees
 /// them as constants.
 const TYPED_BY_CONSTANTS: [&str; 2] = ["round", "bround"];
+
+/// The expressions joined by `op` (`a AND b AND c`); None for none.
+fn joined(exprs: impl Iterator<Item = Expr>, op: BinaryOperator) -> Option<Expr> {
+    exprs.reduce(|l, r| Expr::BinaryOp {
+        left: Box::new(l),
+        op: op.clone(),
+        right: Box::new(r),
+    })
+}
 
 /// The patterns of `LIKE ALL (p1, ..)`, which the parser reads as a call of `all`.
 fn like_all_patterns(pattern: &Expr) -> Option<Vec<Expr>> {
