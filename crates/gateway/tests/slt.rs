@@ -338,9 +338,8 @@ async fn run_file(path: &Path) -> Vec<String> {
 }
 
 /// Every function Hive 4's SHOW FUNCTIONS lists is offered (SHOW FUNCTIONS lists it here
-/// too), left out on purpose with a reason (crates/sql/data/hive_functions_omitted.tsv) or
-/// listed as not offered yet (crates/sql/data/hive_functions_pending.tsv); every operator
-/// listed as a function runs.
+/// too) or left out on purpose with a reason (crates/sql/data/hive_functions_omitted.tsv);
+/// every operator listed as a function runs.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn hive_functions_are_offered_or_omitted() {
     let (_tmp, gateway, session) = open().await;
@@ -354,33 +353,18 @@ async fn hive_functions_are_offered_or_omitted() {
         offered.extend((0..names.len()).map(|i| names.value(i).to_string()));
     }
     let hive = apiary_sql::function_list::hive_names();
-    let pending: Vec<&str> = apiary_sql::function_list::entries(apiary_sql::function_list::PENDING)
-        .map(|(n, _)| n)
-        .collect();
     let missing: Vec<&str> = hive
         .iter()
-        .filter(|(name, omitted)| {
-            omitted.is_none() && !offered.contains(*name) && !pending.contains(name)
-        })
+        .filter(|(name, omitted)| omitted.is_none() && !offered.contains(*name))
         .map(|(name, _)| *name)
         .collect();
     let mut failures = Vec::new();
     if !missing.is_empty() {
         failures.push(format!(
-            "{} of Hive's functions are neither offered, omitted nor pending: {}",
+            "{} of Hive's functions are neither offered nor omitted: {}",
             missing.len(),
             missing.join(" ")
         ));
-    }
-    for name in &pending {
-        if offered.contains(*name) {
-            failures.push(format!(
-                "{name} is offered now: take it off the pending list"
-            ));
-        }
-        if !hive.iter().any(|(n, _)| n == name) {
-            failures.push(format!("{name} is pending but Hive has no such function"));
-        }
     }
     for (name, _) in apiary_sql::function_list::entries(apiary_sql::function_list::OMITTED) {
         if !hive

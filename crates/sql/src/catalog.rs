@@ -117,15 +117,14 @@ impl HiveSchema {
                 unavailable: self.unavailable.clone(),
             }),
         );
-        let config = SessionConfig::new()
-            .with_default_catalog_and_schema(
-                crate::names::CATALOG,
-                table.view_database.as_deref().unwrap_or(&table.database),
-            )
-            .with_create_default_catalog_and_schema(false)
-            .set_bool("datafusion.sql_parser.map_string_types_to_utf8view", false)
-            // As the session's: Hive orders NULL as the smallest value.
-            .set_str("datafusion.sql_parser.default_null_ordering", "nulls_min");
+        let config = crate::session::hive_reading(
+            SessionConfig::new()
+                .with_default_catalog_and_schema(
+                    crate::names::CATALOG,
+                    table.view_database.as_deref().unwrap_or(&table.database),
+                )
+                .with_create_default_catalog_and_schema(false),
+        );
         let state = SessionStateBuilder::new()
             .with_config(config)
             .with_catalog_list(catalogs)

@@ -283,6 +283,7 @@ pub(crate) const GENERATORS: &[&str] = &[
     "stack",
     "json_tuple",
     "parse_url_tuple",
+    "replicate_rows",
 ];
 
 /// The table-generating function `f` called with `aliases` (empty: Hive's default names).
@@ -427,6 +428,22 @@ fn generator(f: &Function, aliases: &[Ident], outer: bool) -> Result<Option<Gene
                 })
                 .collect()
         }
+        // replicate_rows(n, c1, ..): n copies of the row (n, c1, ..), `col0`, `col1`, ...
+        "replicate_rows" => {
+            let Some(n) = args.first() else {
+                return Err(wrong("UDTFReplicateRows() expects at least two arguments."));
+            };
+            if args.len() < 2 {
+                return Err(wrong("UDTFReplicateRows() expects at least two arguments."));
+            }
+            let times = call(
+                "greatest",
+                vec![cast(n.clone(), DataType::BigInt(None)), number(0)],
+            );
+            args.iter()
+                .map(|c| unnest(call("array_repeat", vec![c.clone(), times.clone()])))
+                .collect()
+        }
         // One row per input row: a field of the JSON object, a part of the URL.
         "json_tuple" | "parse_url_tuple" => {
             let Some((subject, keys)) = args.split_first() else {
@@ -455,7 +472,7 @@ fn generator(f: &Function, aliases: &[Ident], outer: bool) -> Result<Option<Gene
         "posexplode" => vec!["pos".to_string(), "val".to_string()],
         _ => (0..columns.len()).map(|i| format!("c{i}")).collect(),
     };
-    let defaults = if name == "stack" {
+    let defaults = if name == "stack" || name == "replicate_rows" {
         (0..columns.len()).map(|i| format!("col{i}")).collect()
     } else {
         defaults
@@ -675,10 +692,7 @@ fn select_list_generator(select: &mut Select) -> Result<(), SqlError> {
         | SelectItem::ExprWithAlias {
             expr: Expr::Function(f),
             ..
-        } => matches!(
-            function_name(f).as_deref(),
-            Some("explode" | "posexplode" | "inline" | "stack" | "json_tuple" | "parse_url_tuple")
-        ),
+        } => function_name(f).is_some_and(|n| GENERATORS.contains(&n.as_str())),
         _ => false,
     });
     let Some(position) = position else {

@@ -3,9 +3,8 @@
 //! others, and Hive's operators and keywords, which are syntax here), and Hive's usage texts
 //! (`data/hive_functions.tsv`, Hive 4's SHOW FUNCTIONS with each function's description).
 //! Hive's functions Apiary leaves out on purpose are listed with the reason in
-//! `data/hive_functions_omitted.tsv`, those not offered yet in
-//! `data/hive_functions_pending.tsv`; a test checks that every name Hive lists is offered or
-//! in one of the two.
+//! `data/hive_functions_omitted.tsv`; a test checks that every name Hive lists is offered or
+//! omitted there.
 
 use datafusion::prelude::SessionContext;
 
@@ -14,9 +13,6 @@ pub const HIVE_FUNCTIONS: &str = include_str!("../data/hive_functions.tsv");
 
 /// Hive's functions Apiary does not offer: `name<TAB>reason`.
 pub const OMITTED: &str = include_str!("../data/hive_functions_omitted.tsv");
-
-/// Hive's functions Apiary does not offer yet: `name<TAB>what it needs`.
-pub const PENDING: &str = include_str!("../data/hive_functions_pending.tsv");
 
 /// The `name<TAB>text` lines of one of the lists above, without comments.
 pub fn entries(list: &'static str) -> impl Iterator<Item = (&'static str, &'static str)> {

@@ -24,8 +24,11 @@ pub use crate::strings::{JSON_FIELD, STRUCT_FIELD};
 /// Name of the typing function the rewrite inserts.
 pub const HIVE_TYPED: &str = "hive_typed";
 
+/// Name of the function the rewrites put where Hive turns a value into text.
+pub const HIVE_TO_STRING: &str = "hive_to_string";
+
 /// Functions the rewrites insert, not for users (SHOW FUNCTIONS leaves them out).
-pub const INTERNAL: &[&str] = &[HIVE_TYPED, JSON_FIELD, STRUCT_FIELD];
+pub const INTERNAL: &[&str] = &[HIVE_TYPED, HIVE_TO_STRING, JSON_FIELD, STRUCT_FIELD];
 
 /// Spark's functions (datafusion-spark) that answer as Hive's do, registered under their
 /// names and aliases: Hive's argument forms, NULL handling and result types (checked in
@@ -77,6 +80,7 @@ pub const HIVE_VERSION: &str = "3.1.3";
 pub fn register(ctx: &SessionContext) {
     ctx.register_udf(ScalarUDF::from(HiveTyped::new()));
     ctx.register_udf(ScalarUDF::from(Version::new()));
+    ctx.register_udf(ScalarUDF::from(HiveToString::new()));
     for f in datafusion_spark::all_default_scalar_functions() {
         if FROM_SPARK.contains(&f.name()) {
             ctx.register_udf(f.as_ref().clone());
@@ -95,6 +99,9 @@ pub fn register(ctx: &SessionContext) {
     crate::masking::register(ctx);
     crate::histogram::register(ctx);
     crate::arrays::register(ctx);
+    crate::ngrams::register(ctx);
+    crate::xpath::register(ctx);
+    crate::json_read::register(ctx);
     // (Registered last: DataFusion's own planners leave `/` and `%` alone.)
     let _ = datafusion::execution::FunctionRegistry::register_expr_planner(
         &mut *ctx.state_ref().write(),
@@ -127,13 +134,93 @@ impl datafusion::logical_expr::planner::ExprPlanner for HiveDivision {
             BinaryOperator::Divide => Operator::Divide,
             BinaryOperator::Modulo => Operator::Modulo,
             BinaryOperator::MyIntegerDivide => Operator::IntegerDivide,
+            BinaryOperator::Plus => Operator::Plus,
+            BinaryOperator::Minus => Operator::Minus,
+            BinaryOperator::Multiply => Operator::Multiply,
+            BinaryOperator::Eq => Operator::Eq,
+            BinaryOperator::NotEq => Operator::NotEq,
+            BinaryOperator::Lt => Operator::Lt,
+            BinaryOperator::LtEq => Operator::LtEq,
+            BinaryOperator::Gt => Operator::Gt,
+            BinaryOperator::GtEq => Operator::GtEq,
+            BinaryOperator::Spaceship => Operator::IsNotDistinctFrom,
             _ => return Ok(PlannerResult::Original(expr)),
         };
+        let comparison = matches!(
+            op,
+            Operator::Eq
+                | Operator::NotEq
+                | Operator::Lt
+                | Operator::LtEq
+                | Operator::Gt
+                | Operator::GtEq
+                | Operator::IsNotDistinctFrom
+        );
         let (Ok(lt), Ok(rt)) = (expr.left.get_type(schema), expr.right.get_type(schema)) else {
             return Ok(PlannerResult::Original(expr));
         };
-        if !(lt.is_numeric() || lt.is_null()) || !(rt.is_numeric() || rt.is_null()) {
+        let text =
+            |t: &DataType| matches!(t, DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View);
+        let operand = |t: &DataType| t.is_numeric() || t.is_null() || text(t);
+        if !operand(&lt) || !operand(&rt) {
             return Ok(PlannerResult::Original(expr));
+        }
+        if comparison {
+            // Text against a number compares as DOUBLEs (`'1.0' = 1` is true, `'10' > 9` too),
+            // NULL where the text is no number; anything else as DataFusion compares it.
+            if !((text(&lt) && rt.is_numeric()) || (lt.is_numeric() && text(&rt))) {
+                return Ok(PlannerResult::Original(expr));
+            }
+            let double = |e: Expr, t: &DataType| -> Result<Expr> {
+                Ok(if text(t) {
+                    Expr::TryCast(datafusion::logical_expr::TryCast::new(
+                        Box::new(e),
+                        DataType::Float64,
+                    ))
+                } else {
+                    e.cast_to(&DataType::Float64, schema)?
+                })
+            };
+            return Ok(PlannerResult::Planned(Expr::BinaryExpr(BinaryExpr::new(
+                Box::new(double(expr.left, &lt)?),
+                op,
+                Box::new(double(expr.right, &rt)?),
+            ))));
+        }
+        // Text in arithmetic is read as a DOUBLE (`7 - '5'` is 2.0), NULL when it is no number.
+        let as_double = |e: Expr, t: &DataType| -> Expr {
+            if text(t) {
+                Expr::TryCast(datafusion::logical_expr::TryCast::new(
+                    Box::new(e),
+                    DataType::Float64,
+                ))
+            } else {
+                e
+            }
+        };
+        let (expr, lt, rt) = if text(&lt) || text(&rt) {
+            let (l, r) = (as_double(expr.left, &lt), as_double(expr.right, &rt));
+            let retype = |t: DataType| if text(&t) { DataType::Float64 } else { t };
+            (
+                datafusion::logical_expr::planner::RawBinaryExpr {
+                    op: expr.op,
+                    left: l,
+                    right: r,
+                },
+                retype(lt),
+                retype(rt),
+            )
+        } else if matches!(op, Operator::Plus | Operator::Minus | Operator::Multiply) {
+            return Ok(PlannerResult::Original(expr));
+        } else {
+            (expr, lt, rt)
+        };
+        if matches!(op, Operator::Plus | Operator::Minus | Operator::Multiply) {
+            return Ok(PlannerResult::Planned(Expr::BinaryExpr(BinaryExpr::new(
+                Box::new(expr.left),
+                op,
+                Box::new(expr.right),
+            ))));
         }
         let (op, left, right) = if op == Operator::IntegerDivide {
             // `a DIV b`: both sides as BIGINT (Hive's long division, truncating), a BIGINT.
@@ -158,6 +245,62 @@ impl datafusion::logical_expr::planner::ExprPlanner for HiveDivision {
             op,
             Box::new(right),
         ))))
+    }
+}
+
+/// `hive_to_string(x)`: x as Hive writes a value as text, as clients are sent it
+/// ([`crate::render::cell_text`]: a DOUBLE as Java's `Double.toString`, a TIMESTAMP with a
+/// space, a DECIMAL to its scale); text stays as it is.
+#[derive(Debug, PartialEq, Eq, Hash)]
+struct HiveToString {
+    signature: Signature,
+}
+
+impl HiveToString {
+    fn new() -> Self {
+        Self {
+            signature: Signature::any(1, Volatility::Immutable),
+        }
+    }
+}
+
+impl ScalarUDFImpl for HiveToString {
+    fn name(&self) -> &str {
+        HIVE_TO_STRING
+    }
+
+    fn signature(&self) -> &Signature {
+        &self.signature
+    }
+
+    fn return_type(&self, _arg_types: &[DataType]) -> Result<DataType> {
+        Ok(DataType::Utf8)
+    }
+
+    fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
+        let n = args.number_rows;
+        let Some(value) = args.args.into_iter().next() else {
+            return exec_err!("{HIVE_TO_STRING} takes one argument");
+        };
+        let scalar = matches!(value, ColumnarValue::Scalar(_));
+        let array = value.into_array(if scalar { 1 } else { n })?;
+        let text: ArrayRef = match array.data_type() {
+            DataType::Utf8 => array,
+            DataType::LargeUtf8 | DataType::Utf8View | DataType::Null => {
+                arrow::compute::cast(&array, &DataType::Utf8)?
+            }
+            _ => Arc::new(
+                (0..array.len())
+                    .map(|i| crate::render::cell_text(array.as_ref(), i))
+                    .collect::<StringArray>(),
+            ),
+        };
+        if scalar {
+            return Ok(ColumnarValue::Scalar(ScalarValue::try_from_array(
+                &text, 0,
+            )?));
+        }
+        Ok(ColumnarValue::Array(text))
     }
 }
 

@@ -210,7 +210,7 @@ impl HistogramAggregate {
 }
 
 /// A constant argument's value (an error naming the argument when it is not constant).
-fn constant(expr: &Arc<dyn PhysicalExpr>, what: &str) -> Result<ScalarValue> {
+pub(crate) fn constant(expr: &Arc<dyn PhysicalExpr>, what: &str) -> Result<ScalarValue> {
     let batch = RecordBatch::try_new_with_options(
         Arc::new(Schema::empty()),
         vec![],

@@ -19,6 +19,12 @@ pub fn register(ctx: &SessionContext) {
         RowFn::new("conv", 3..=3, crate::rowfn::string, conv),
         RowFn::new("format_number", 2..=2, crate::rowfn::string, format_number),
         RowFn::new("hash", 0..=32, crate::rowfn::integer, hash),
+        RowFn::new(
+            "murmur_hash",
+            0..=32,
+            crate::rowfn::integer,
+            crate::murmur::murmur_hash,
+        ),
     ] {
         ctx.register_udf(ScalarUDF::from(f));
     }
@@ -402,7 +408,7 @@ fn long_hash(v: i64) -> i32 {
     (v ^ ((v as u64) >> 32) as i64) as i32
 }
 
-fn java_hash(v: &ScalarValue) -> Result<i32> {
+pub(crate) fn java_hash(v: &ScalarValue) -> Result<i32> {
     use ScalarValue as S;
     Ok(match v {
         v if v.is_null() => 0,

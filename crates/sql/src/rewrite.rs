@@ -15,7 +15,7 @@ use datafusion::sql::sqlparser::ast::{
 use datafusion::sql::sqlparser::ast::helpers::attached_token::AttachedToken;
 use datafusion::sql::sqlparser::ast::CaseWhen;
 
-use crate::error::SqlError;
+use crate::error::{HiveError, SqlError};
 use datafusion::sql::sqlparser::keywords::Keyword;
 use datafusion::sql::sqlparser::tokenizer::{Token, TokenWithSpan};
 
@@ -137,9 +137,11 @@ pub fn to_datafusion(statement: &mut Statement) -> Result<(), SqlError> {
     crate::clauses::rewrite(statement)?;
     let mut grouping = GroupByModifiers { refused: None };
     let _ = statement.visit(&mut grouping);
+    let _ = statement.visit(&mut TableFunctionNames);
     if let Some(form) = grouping.refused {
         return Err(SqlError::Unsupported(format!("GROUP BY .. {form}")));
     }
+    let mut refused: Option<SqlError> = None;
     let _ = visit_expressions_mut(statement, |e| {
         // Hive's functions that are operators or expressions here.
         if let Some(op) = match &*e {
@@ -155,6 +157,17 @@ pub fn to_datafusion(statement: &mut Statement) -> Result<(), SqlError> {
             Expr::Function(f) if function_name(f).as_deref() == Some("pmod") => hive_pmod(e),
             Expr::Function(f) if function_name(f).as_deref() == Some("percentile") => {
                 hive_percentile(e)
+            }
+            Expr::Function(f) if type_named_cast(f).is_some() => {
+                if let Some(cast) = type_named_cast(f) {
+                    *e = cast;
+                }
+            }
+            Expr::Function(f) if function_name(f).as_deref() == Some("percentile_disc") => {
+                if let Err(error) = hive_percentile_disc(e) {
+                    refused = Some(error);
+                    return ControlFlow::Break(());
+                }
             }
             // SUBSTR / SUBSTRING: Hive's (1-based, negative from the end, 0 as 1).
             Expr::Substring {
@@ -213,6 +226,18 @@ pub fn to_datafusion(statement: &mut Statement) -> Result<(), SqlError> {
                     any
                 };
             }
+            // A literal with an exponent is Hive's DOUBLE (one with only a point, a DECIMAL).
+            Expr::Value(v) if matches!(&v.value, Value::Number(n, _) if n.contains(['e', 'E'])) => {
+                *e = Expr::Cast {
+                    kind: CastKind::Cast,
+                    expr: Box::new(e.clone()),
+                    data_type: DataType::Double(
+                        datafusion::sql::sqlparser::ast::ExactNumberInfo::None,
+                    ),
+                    array: false,
+                    format: None,
+                };
+            }
             // `!a` is NOT a.
             Expr::UnaryOp { op, .. } if *op == UnaryOperator::BangNot => *op = UnaryOperator::Not,
             // `~a`: every bit of a flipped, a XOR -1.
@@ -246,7 +271,14 @@ pub fn to_datafusion(statement: &mut Statement) -> Result<(), SqlError> {
                     found
                 };
             }
+            // CAST(x AS STRING): x as Hive writes it as text (a DOUBLE as Java does: 1.0E10).
+            Expr::Cast {
+                expr,
+                data_type: DataType::String(None),
+                ..
+            } => *e = call(crate::functions::HIVE_TO_STRING, vec![(**expr).clone()]),
             _ => {
+                microsecond_timestamp(e);
                 hive_typed(e);
                 // Hive's CAST gives NULL for a value that does not convert ('abc' AS INT).
                 if let Expr::Cast { kind, .. } = e {
@@ -258,10 +290,40 @@ pub fn to_datafusion(statement: &mut Statement) -> Result<(), SqlError> {
         }
         ControlFlow::<()>::Continue(())
     });
+    if let Some(error) = refused {
+        return Err(error);
+    }
     if let Statement::Query(q) = statement {
         name_result_columns(&mut q.body);
     }
     Ok(())
+}
+
+/// Table functions' names in lower case, as every function name is read (`RANGE(10)` is
+/// `range(10)`; SQL Lab's formatter upper-cases them).
+struct TableFunctionNames;
+
+impl VisitorMut for TableFunctionNames {
+    type Break = ();
+
+    fn pre_visit_table_factor(
+        &mut self,
+        table_factor: &mut datafusion::sql::sqlparser::ast::TableFactor,
+    ) -> ControlFlow<()> {
+        if let datafusion::sql::sqlparser::ast::TableFactor::Table {
+            name,
+            args: Some(_),
+            ..
+        } = table_factor
+        {
+            if let [ObjectNamePart::Identifier(id)] = name.0.as_mut_slice() {
+                if id.quote_style.is_none() {
+                    id.value = id.value.to_ascii_lowercase();
+                }
+            }
+        }
+        ControlFlow::Continue(())
+    }
 }
 
 /// Hive's `GROUP BY a, b WITH ROLLUP | WITH CUBE | GROUPING SETS (..)` become DataFusion's
@@ -438,6 +500,132 @@ fn hive_percentile(e: &mut Expr) {
     };
 }
 
+/// Hive's `percentile_disc(x, p)` (also `percentile_disc(p) WITHIN GROUP (ORDER BY x [DESC])`):
+/// no interpolation, the value at 0-based position `ceil((n - 1) * p)` of the n non-NULL
+/// values in order, a DOUBLE (NULL for no values); with an array of percentiles, an array.
+/// Written as the sorted list of the values and an element of it.
+fn hive_percentile_disc(e: &mut Expr) -> Result<(), SqlError> {
+    let Expr::Function(f) = e else { return Ok(()) };
+    let wrong = |what: &str| {
+        SqlError::hive(
+            HiveError::WrongArguments,
+            format!(" percentile_disc: {what}"),
+        )
+    };
+    let args = plain_args(f).ok_or_else(|| wrong("takes (input, pc)"))?;
+    let (value, p, descending) = match (args.as_slice(), f.within_group.as_slice()) {
+        ([value, p], []) => (value.clone(), p.clone(), false),
+        ([p], [order]) => (
+            order.expr.clone(),
+            p.clone(),
+            order.options.asc == Some(false),
+        ),
+        _ => return Err(wrong("takes (input, pc)")),
+    };
+    let listed = match &p {
+        Expr::Array(a) => Some(a.elem.clone()),
+        Expr::Function(g)
+            if matches!(function_name(g).as_deref(), Some("array" | "make_array")) =>
+        {
+            plain_args(g)
+        }
+        _ => None,
+    };
+    let ps = listed.clone().unwrap_or_else(|| vec![p.clone()]);
+    for p in &ps {
+        if let Expr::Value(v) = p {
+            if let Value::Number(n, _) = &v.value {
+                if !n.parse::<f64>().is_ok_and(|p| (0.0..=1.0).contains(&p)) {
+                    return Err(SqlError::Semantic {
+                        error: None,
+                        message: "Percentile value must be within the range of 0 to 1.".into(),
+                    });
+                }
+            }
+        }
+    }
+    let double = |x: Expr| Expr::Cast {
+        kind: CastKind::Cast,
+        expr: Box::new(x),
+        data_type: DataType::Double(datafusion::sql::sqlparser::ast::ExactNumberInfo::None),
+        array: false,
+        format: None,
+    };
+    let mut values = call("array_agg", vec![double(value.clone())]);
+    if let Expr::Function(g) = &mut values {
+        g.filter = Some(Box::new(Expr::IsNotNull(Box::new(value.clone()))));
+    }
+    let direction = Expr::Value(ValueWithSpan::from(Value::SingleQuotedString(
+        if descending { "DESC" } else { "ASC" }.into(),
+    )));
+    let sorted = call("array_sort", vec![values, direction]);
+    let last = Expr::BinaryOp {
+        left: Box::new(call("count", vec![value])),
+        op: BinaryOperator::Minus,
+        right: Box::new(number(1)),
+    };
+    let one = |p: &Expr| {
+        let position = Expr::Cast {
+            kind: CastKind::Cast,
+            expr: Box::new(call(
+                "ceil",
+                vec![Expr::BinaryOp {
+                    left: Box::new(Expr::Nested(Box::new(last.clone()))),
+                    op: BinaryOperator::Multiply,
+                    right: Box::new(double(p.clone())),
+                }],
+            )),
+            data_type: DataType::BigInt(None),
+            array: false,
+            format: None,
+        };
+        call(
+            "array_element",
+            vec![
+                sorted.clone(),
+                Expr::BinaryOp {
+                    left: Box::new(position),
+                    op: BinaryOperator::Plus,
+                    right: Box::new(number(1)),
+                },
+            ],
+        )
+    };
+    *e = match listed {
+        Some(ps) => call("make_array", ps.iter().map(one).collect()),
+        None => one(&p),
+    };
+    Ok(())
+}
+
+/// Hive's casts written as functions of the type's name (`INT(x)`, `bigint('5')`, as
+/// Superset's week grains write them): `CAST(x AS <type>)`, NULL where x does not convert.
+fn type_named_cast(f: &Function) -> Option<Expr> {
+    use datafusion::sql::sqlparser::ast::ExactNumberInfo;
+    let data_type = match function_name(f)?.as_str() {
+        "boolean" => DataType::Boolean,
+        "tinyint" => DataType::TinyInt(None),
+        "smallint" => DataType::SmallInt(None),
+        "int" => DataType::Int(None),
+        "bigint" => DataType::BigInt(None),
+        "float" => DataType::Float(ExactNumberInfo::None),
+        "double" => DataType::Double(ExactNumberInfo::None),
+        "string" => DataType::String(None),
+        "date" => DataType::Date,
+        "timestamp" => DataType::Timestamp(Some(6), TimezoneInfo::None),
+        "binary" => DataType::Bytea,
+        _ => return None,
+    };
+    let [value] = plain_args(f)?.try_into().ok()?;
+    Some(Expr::Cast {
+        kind: CastKind::TryCast,
+        expr: Box::new(value),
+        data_type,
+        array: false,
+        format: None,
+    })
+}
+
 /// Hive's `pmod(a, b)`: `((a % b) + b) % b`, NULL when `b` is 0 (Hive's `%` by zero).
 fn hive_pmod(e: &mut Expr) {
     let Expr::Function(f) = e else { return };
@@ -501,6 +689,7 @@ pub const REWRITTEN_FUNCTIONS: &[&str] = &[
     "month",
     "negative",
     "percentile",
+    "percentile_disc",
     "pmod",
     "positive",
     "quarter",
@@ -824,7 +1013,17 @@ fn hive_operator(f: &Function) -> Option<Expr> {
                     condition: any_null,
                     result: Expr::Value(ValueWithSpan::from(Value::Null)),
                 }],
-                else_result: Some(Box::new(Expr::Function(f.clone()))),
+                else_result: Some(Box::new(if name == "concat" {
+                    // Each argument as Hive writes it as text (a DOUBLE as Java does: 1.0E10).
+                    call(
+                        "concat",
+                        args.iter()
+                            .map(|a| call(crate::functions::HIVE_TO_STRING, vec![a.clone()]))
+                            .collect(),
+                    )
+                } else {
+                    Expr::Function(f.clone())
+                })),
             }
         }
         "istrue" => Expr::IsTrue(one()?),
@@ -870,7 +1069,7 @@ fn hive_operator(f: &Function) -> Option<Expr> {
                     Expr::Value(ValueWithSpan::from(Value::SingleQuotedString(
                         name.trim_start_matches("floor_").into(),
                     ))),
-                    try_cast(t.clone(), DataType::Timestamp(None, TimezoneInfo::None)),
+                    try_cast(t.clone(), DataType::Timestamp(Some(6), TimezoneInfo::None)),
                 ],
             ),
             _ => return None,
@@ -896,21 +1095,19 @@ fn hive_operator(f: &Function) -> Option<Expr> {
         }
         // tumbling_window(ts, interval[, origin]): the start of the window of ts, windows of
         // the interval's length from the origin (the epoch by default), as date_bin.
-        "tumbling_window" => {
-            match args.as_slice() {
-                [t, width, rest @ ..] if rest.len() <= 1 => {
-                    let mut bin_args = vec![
-                        width.clone(),
-                        try_cast(t.clone(), DataType::Timestamp(None, TimezoneInfo::None)),
-                    ];
-                    bin_args.extend(rest.iter().map(|o| {
-                        try_cast(o.clone(), DataType::Timestamp(None, TimezoneInfo::None))
-                    }));
-                    call("date_bin", bin_args)
-                }
-                _ => return None,
+        "tumbling_window" => match args.as_slice() {
+            [t, width, rest @ ..] if rest.len() <= 1 => {
+                let mut bin_args = vec![
+                    width.clone(),
+                    try_cast(t.clone(), DataType::Timestamp(Some(6), TimezoneInfo::None)),
+                ];
+                bin_args.extend(rest.iter().map(|o| {
+                    try_cast(o.clone(), DataType::Timestamp(Some(6), TimezoneInfo::None))
+                }));
+                call("date_bin", bin_args)
             }
-        }
+            _ => return None,
+        },
         // Hive's array_remove removes every occurrence; array_position is 0 when absent.
         "array_remove" => call("array_remove_all", args.clone()),
         "array_position" => match args.as_slice() {
@@ -1082,6 +1279,20 @@ fn int_literal(e: &mut Expr) {
                 };
             }
         }
+    }
+}
+
+/// `CAST(x AS TIMESTAMP)` and `TIMESTAMP '..'` in microseconds, the unit of TIMESTAMP
+/// columns, whose range holds Hive's years 0001 to 9999 (DataFusion's default unit,
+/// nanoseconds, ends in 1677 and 2262).
+fn microsecond_timestamp(e: &mut Expr) {
+    let declared = match e {
+        Expr::Cast { data_type, .. } => data_type,
+        Expr::TypedString(t) => &mut t.data_type,
+        _ => return,
+    };
+    if matches!(declared, DataType::Timestamp(None, TimezoneInfo::None)) {
+        *declared = DataType::Timestamp(Some(6), TimezoneInfo::None);
     }
 }
 

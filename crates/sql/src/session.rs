@@ -247,13 +247,11 @@ impl Engine {
             .with_create_default_catalog_and_schema(false)
             .with_information_schema(true)
             .with_batch_size(self.batch_size)
-            .set_bool("datafusion.sql_parser.map_string_types_to_utf8view", false)
-            // Hive orders NULL as the smallest value: first ascending, last descending.
-            .set_str("datafusion.sql_parser.default_null_ordering", "nulls_min")
             .set_bool(
                 "datafusion.execution.parquet.schema_force_view_types",
                 false,
             );
+        let config = hive_reading(config);
         let mut builder = SessionStateBuilder::new().with_config(config);
         for rule in self.handlers.optimizer_rules() {
             builder = builder.with_optimizer_rule(rule);
@@ -502,6 +500,7 @@ impl SqlSession {
                 .map_err(|e| SqlError::Substitution(e.to_string()))?
         };
         let text = strip_statement(&text);
+        let text = text.as_str();
         if text.is_empty() {
             return Ok(Prepared::Done);
         }
@@ -1033,17 +1032,50 @@ fn analyze(
         .map_err(SqlError::from_planning)
 }
 
-/// Removes leading comments, surrounding blanks and trailing semicolons.
-fn strip_statement(sql: &str) -> &str {
-    let mut s = sql.trim();
-    while let Some(rest) = s.strip_prefix("--") {
-        s = rest
-            .split_once('\n')
-            .map(|(_, r)| r)
-            .unwrap_or("")
-            .trim_start();
+/// The statement without its comments outside quoted text (`-- ..` to the end of a line,
+/// `/* .. */` anywhere: dbt puts one before or after every statement, and optimizer hints are
+/// comments too), the blanks around it and its trailing semicolons.
+fn strip_statement(sql: &str) -> String {
+    let mut out = String::with_capacity(sql.len());
+    let mut chars = sql.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\'' | '"' | '`' => {
+                out.push(c);
+                while let Some(q) = chars.next() {
+                    out.push(q);
+                    if q == '\\' && c != '`' {
+                        if let Some(escaped) = chars.next() {
+                            out.push(escaped);
+                        }
+                    } else if q == c {
+                        break;
+                    }
+                }
+            }
+            '-' if chars.peek() == Some(&'-') => {
+                for skipped in chars.by_ref() {
+                    if skipped == '\n' {
+                        out.push('\n');
+                        break;
+                    }
+                }
+            }
+            '/' if chars.peek() == Some(&'*') => {
+                chars.next();
+                let mut last = ' ';
+                for skipped in chars.by_ref() {
+                    if last == '*' && skipped == '/' {
+                        break;
+                    }
+                    last = skipped;
+                }
+                out.push(' ');
+            }
+            _ => out.push(c),
+        }
     }
-    s.trim_end().trim_end_matches(';').trim_end()
+    out.trim().trim_end_matches(';').trim_end().to_string()
 }
 
 /// The quoted pattern after LIKE (or the bare quoted pattern Hive also accepts).
@@ -1103,6 +1135,17 @@ fn changes_things(plan: &LogicalPlan) -> bool {
     }
 }
 
+/// How every context (a session's, a view's) reads HiveQL's text: strings as Utf8, NULL
+/// ordered as the smallest value (first ascending, last descending), and a literal with a
+/// decimal point a DECIMAL (`1.5` is `decimal(2,1)`, Hive 3's type for it; the rewrites keep
+/// `1e3` a DOUBLE).
+pub(crate) fn hive_reading(config: SessionConfig) -> SessionConfig {
+    config
+        .set_bool("datafusion.sql_parser.map_string_types_to_utf8view", false)
+        .set_str("datafusion.sql_parser.default_null_ordering", "nulls_min")
+        .set_bool("datafusion.sql_parser.parse_float_as_decimal", true)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1111,5 +1154,15 @@ mod tests {
     fn statements_are_stripped() {
         assert_eq!(strip_statement("  -- hello\nselect 1 ;; "), "select 1");
         assert_eq!(strip_statement("-- only a comment"), "");
+        assert_eq!(
+            strip_statement("/* {\"app\": \"dbt\"} */\n\n  show databases"),
+            "show databases"
+        );
+        assert_eq!(strip_statement("show tables /* x */ ;"), "show tables");
+        assert_eq!(
+            strip_statement("select '--', \"/*\", 'it\\'s -- no' -- yes\nfrom t"),
+            "select '--', \"/*\", 'it\\'s -- no' \nfrom t"
+        );
+        assert_eq!(strip_statement("select /*+ MAPJOIN(b) */ 1"), "select   1");
     }
 }

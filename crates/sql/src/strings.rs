@@ -36,6 +36,93 @@ pub fn register(ctx: &SessionContext) {
     }
     ctx.register_udf(ScalarUDF::from(Split::new()));
     ctx.register_udf(ScalarUDF::from(StructField::new()));
+    ctx.register_udf(ScalarUDF::from(HiveLength::new(false)));
+    ctx.register_udf(ScalarUDF::from(HiveLength::new(true)));
+}
+
+/// Hive's `length` (also `char_length`, `character_length`): a string's characters, a
+/// BINARY's bytes, anything else its text's characters (`length(123)` is 3); and
+/// `octet_length`: the bytes of a string's UTF-8 or of a BINARY. An INT, NULL for NULL.
+#[derive(Debug, PartialEq, Eq, Hash)]
+struct HiveLength {
+    octets: bool,
+    signature: Signature,
+    aliases: Vec<String>,
+}
+
+impl HiveLength {
+    fn new(octets: bool) -> Self {
+        Self {
+            octets,
+            signature: Signature::any(1, Volatility::Immutable),
+            aliases: if octets {
+                vec![]
+            } else {
+                vec!["char_length".into(), "character_length".into()]
+            },
+        }
+    }
+}
+
+impl ScalarUDFImpl for HiveLength {
+    fn name(&self) -> &str {
+        if self.octets {
+            "octet_length"
+        } else {
+            "length"
+        }
+    }
+
+    fn aliases(&self) -> &[String] {
+        &self.aliases
+    }
+
+    fn signature(&self) -> &Signature {
+        &self.signature
+    }
+
+    fn return_type(&self, _arg_types: &[DataType]) -> Result<DataType> {
+        Ok(DataType::Int32)
+    }
+
+    fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
+        let n = args.number_rows;
+        let Some(value) = args.args.into_iter().next() else {
+            return exec_err!("{} requires 1 argument(s), got 0", self.name());
+        };
+        let scalar = matches!(value, ColumnarValue::Scalar(_));
+        let array = value.into_array(n)?;
+        let lengths: arrow::array::Int32Array = match array.data_type() {
+            DataType::Binary | DataType::LargeBinary | DataType::BinaryView => {
+                let bytes = arrow::compute::cast(&array, &DataType::LargeBinary)?;
+                bytes
+                    .as_binary::<i64>()
+                    .iter()
+                    .map(|b| b.map(|b| i32::try_from(b.len()).unwrap_or(i32::MAX)))
+                    .collect()
+            }
+            _ => {
+                let texts = arrow::compute::cast(&array, &DataType::LargeUtf8)?;
+                let octets = self.octets;
+                texts
+                    .as_string::<i64>()
+                    .iter()
+                    .map(|s| {
+                        s.map(|s| {
+                            let n = if octets { s.len() } else { s.chars().count() };
+                            i32::try_from(n).unwrap_or(i32::MAX)
+                        })
+                    })
+                    .collect()
+            }
+        };
+        if scalar {
+            return Ok(ColumnarValue::Scalar(ScalarValue::try_from_array(
+                &lengths, 0,
+            )?));
+        }
+        Ok(ColumnarValue::Array(Arc::new(lengths)))
+    }
 }
 
 /// A function of strings to a string, row by row (NULL in, NULL out unless `f` says else).
