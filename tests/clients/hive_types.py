@@ -59,3 +59,33 @@ def normalize(v):
     if isinstance(v, float):
         return repr(v)
     return str(v)
+
+
+# One result of a Hive function per type family, with the text Hive sends for it (doubles as
+# Java writes them, complex values as JSON). The Hive JDBC driver, and beeline over it, read a
+# TIMESTAMP into java.sql.Timestamp, whose text has at least one fractional digit.
+JDBC_TEXT = {"2024-02-29 19:00:00": "2024-02-29 19:00:00.0"}
+FUNCTION_RESULTS = [
+    ("xpath_boolean('<a><b>1</b></a>', 'a/b')", "true"),
+    ("xpath_short('<a>70000</a>', 'a')", "4464"),
+    ("datediff('2024-03-01', '2024-02-01')", "29"),
+    ("xpath_long('<a>2147483648</a>', 'a')", "2147483648"),
+    ("xpath_float('<a>0.25</a>', 'a')", "0.25"),
+    ("pow(10, 10)", "1.0E10"),
+    ("xpath_double('<a>0.1</a>', 'a')", "0.1"),
+    ("round(2.345, 2)", "2.35"),
+    ("(SELECT percentile_disc(x, 0.5) FROM (VALUES (1), (2), (3)) AS t(x))", "2.0"),
+    ("upper(xpath_string('<a>x</a>', 'a'))", "X"),
+    ("to_date('2024-02-29 10:00:00')", "2024-02-29"),
+    ("from_utc_timestamp('2024-02-29 10:00:00', 'Asia/Tokyo')", "2024-02-29 19:00:00"),
+    ("xpath('<a><b>1</b><b>2</b></a>', 'a/b/text()')", '["1","2"]'),
+    ("str_to_map('a:1,b:2')", '{"a":"1","b":"2"}'),
+    ("json_read('{\"a\": 1}', 'struct<a:int>')", '{"a":1}'),
+    ("(SELECT ngrams(array(array('a', 'b', 'a', 'b')), 2, 1))",
+     '[{"ngram":["a","b"],"estfrequency":2.0}]'),
+]
+
+
+def function_query():
+    """The results above as one row."""
+    return "SELECT " + ", ".join(expr for expr, _ in FUNCTION_RESULTS)

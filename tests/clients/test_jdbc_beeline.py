@@ -13,7 +13,7 @@ import hive_types
 SPARK_HOME = os.path.dirname(pyspark.__file__)
 JARS = os.path.join(SPARK_HOME, "jars", "*")
 HERE = os.path.dirname(os.path.abspath(__file__))
-JAVA_SRC = os.path.join(HERE, "..", "jdbc", "JdbcClientTest.java")
+JAVA_SRCS = [os.path.join(HERE, "..", "jdbc", f) for f in ("JdbcClientTest.java", "JdbcRows.java")]
 
 
 def urls(srv):
@@ -27,7 +27,7 @@ def urls(srv):
 @pytest.fixture(scope="module")
 def jdbc_classes():
     out = tempfile.mkdtemp(prefix="apiary-jdbc-")
-    subprocess.run(["javac", "-cp", JARS, "-d", out, JAVA_SRC], check=True)
+    subprocess.run(["javac", "-cp", JARS, "-d", out, *JAVA_SRCS], check=True)
     return out
 
 
@@ -88,3 +88,32 @@ def test_beeline_draws_progress_of_a_slow_query(server, mode):
     assert r.returncode == 0, r.stdout + r.stderr[-3000:]
     assert "21428572" in r.stdout, r.stdout
     assert "MissingFormatArgumentException" not in r.stdout + r.stderr
+
+
+def test_function_results_render_as_hive_prints_them(server, jdbc_classes):
+    """One function result per type family: beeline's tsv2 line and the JDBC driver's
+    getString give the text they give for Hive's, PyHive the value it stands for."""
+    query = hive_types.function_query()
+    expected = [hive_types.JDBC_TEXT.get(text, text) for _expr, text in hive_types.FUNCTION_RESULTS]
+    url = urls(server)["binary-sasl"]
+    r = beeline(url, "--outputformat=tsv2", "--showHeader=false", "-e", query)
+    assert r.returncode == 0, r.stdout + r.stderr[-3000:]
+    rows = [l.rsplit("> ", 1)[-1] for l in r.stdout.splitlines() if "\t" in l]
+    assert rows and rows[-1].split("\t") == expected, r.stdout
+    r = subprocess.run(
+        ["java", "-cp", f"{jdbc_classes}:{JARS}", "JdbcRows", url, query],
+        capture_output=True, text=True, timeout=180,
+    )
+    assert r.returncode == 0, r.stdout + r.stderr[-3000:]
+    assert r.stdout.splitlines()[-1].split("\t") == expected
+    from pyhive import hive
+    conn = hive.connect("127.0.0.1", server.binary_port, username="pyhive_user")
+    cur = conn.cursor()
+    cur.execute(query)
+    (row,) = cur.fetchall()
+    for (expr, text), value in zip(hive_types.FUNCTION_RESULTS, row):
+        if isinstance(value, float):
+            assert value == float(text), expr
+        else:
+            assert hive_types.normalize(value) == text, expr
+    conn.close()
