@@ -30,6 +30,13 @@ pub enum CallOutcome {
     Close(Option<Vec<u8>>, String),
 }
 
+/// Impala's extensions of the HiveServer2 service that impyla calls before Hive's own.
+const IMPALA_ONLY_METHODS: &[&str] = &[
+    "CloseImpalaOperation",
+    "GetExecSummary",
+    "GetRuntimeProfile",
+];
+
 /// Decodes one whole message from `buf` and answers it. Returns the bytes consumed, or
 /// `Err(Incomplete)` when `buf` does not yet hold a whole message.
 pub async fn handle_message(
@@ -91,7 +98,13 @@ pub async fn handle_message(
             &format!("Internal error processing {}", header.name),
         )),
         Err(DispatchError::UnknownMethod) => {
-            tracing::warn!(method = %header.name, "client called an unknown method");
+            // impyla tries Impala's own calls first and falls back on Hive's when they are
+            // unknown (on every operation it closes): expected, not worth a warning.
+            if IMPALA_ONLY_METHODS.contains(&header.name.as_str()) {
+                tracing::debug!(method = %header.name, "client called an Impala-only method");
+            } else {
+                tracing::warn!(method = %header.name, "client called an unknown method");
+            }
             CallOutcome::Reply(encode_exception(
                 &header.name,
                 header.seq_id,

@@ -27,8 +27,10 @@ impl Dialect for HiveQl {
         TypeId::of::<HiveDialect>()
     }
 
+    /// Only backquotes name: with Hive's default `hive.support.quoted.identifiers=column`,
+    /// `"text"` is a string literal as `'text'` is.
     fn is_delimited_identifier_start(&self, ch: char) -> bool {
-        self.hive.is_delimited_identifier_start(ch)
+        ch == '`'
     }
 
     fn is_identifier_start(&self, ch: char) -> bool {

@@ -167,8 +167,22 @@ impl datafusion::logical_expr::planner::ExprPlanner for HiveDivision {
         }
         if comparison {
             // Text against a number compares as DOUBLEs (`'1.0' = 1` is true, `'10' > 9` too),
-            // NULL where the text is no number; anything else as DataFusion compares it.
-            if !((text(&lt) && rt.is_numeric()) || (lt.is_numeric() && text(&rt))) {
+            // NULL where the text is no number; a DECIMAL against a DOUBLE or FLOAT too (Hive's
+            // common type; DataFusion's would be a wide DECIMAL the double does not convert to
+            // exactly, so `d = 1000000.75` would be false); anything else as DataFusion does.
+            let float = |t: &DataType| matches!(t, DataType::Float32 | DataType::Float64);
+            let decimal = |t: &DataType| {
+                matches!(
+                    t,
+                    DataType::Decimal32(..)
+                        | DataType::Decimal64(..)
+                        | DataType::Decimal128(..)
+                        | DataType::Decimal256(..)
+                )
+            };
+            let text_and_number = (text(&lt) && rt.is_numeric()) || (lt.is_numeric() && text(&rt));
+            let float_and_decimal = (float(&lt) && decimal(&rt)) || (decimal(&lt) && float(&rt));
+            if !text_and_number && !float_and_decimal {
                 return Ok(PlannerResult::Original(expr));
             }
             let double = |e: Expr, t: &DataType| -> Result<Expr> {

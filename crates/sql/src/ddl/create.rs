@@ -109,7 +109,7 @@ pub(super) fn create(p: &mut P) -> Result<Option<HiveStatement>, SqlError> {
             ct.comment = Some(p.string()?);
         } else if p.eat_kws(&["partitioned", "by"]) {
             once(p, "PARTITIONED BY")?;
-            ct.partitioned_by = p.column_defs()?;
+            ct.partitioned_by = p.column_defs_with(true)?;
         } else if p.eat_kws(&["clustered", "by"]) {
             once(p, "CLUSTERED BY")?;
             ct.clustered_by = p.ident_list()?;
@@ -177,6 +177,11 @@ pub(super) fn create(p: &mut P) -> Result<Option<HiveStatement>, SqlError> {
         } else {
             break;
         }
+    }
+    if ct.as_select.is_none() && ct.partitioned_by.iter().any(|c| c.type_name.is_empty()) {
+        return Err(p.err(
+            "a type for each PARTITIONED BY column (names alone are for CREATE TABLE .. AS SELECT)",
+        ));
     }
     Ok(Some(HiveStatement::CreateTable(Box::new(ct))))
 }

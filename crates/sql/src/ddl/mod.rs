@@ -246,6 +246,12 @@ impl<'a> P<'a> {
     }
 
     fn column_defs(&mut self) -> Result<Vec<ColumnDef>, SqlError> {
+        self.column_defs_with(false)
+    }
+
+    /// `(name type [COMMENT '..'], ..)`; with `untyped`, also `(name, ..)` (a CTAS's
+    /// PARTITIONED BY, Hive 4), a column without a type having an empty `type_name`.
+    fn column_defs_with(&mut self, untyped: bool) -> Result<Vec<ColumnDef>, SqlError> {
         self.expect_punct('(')?;
         let mut out = Vec::new();
         loop {
@@ -264,7 +270,13 @@ impl<'a> P<'a> {
                     &format!("Failed to recognize predicate '{found}'. Failed rule: '[., :] can not be used in column name in create table statement.' in column specification"),
                 ));
             }
-            let type_name = self.type_text()?;
+            let type_name = if untyped
+                && matches!(self.peek(), Some(Tok::Punct(',')) | Some(Tok::Punct(')')))
+            {
+                String::new()
+            } else {
+                self.type_text()?
+            };
             let comment = if self.eat_kw("comment") {
                 Some(self.string()?)
             } else {

@@ -10,14 +10,22 @@ pub(super) fn describe(
     column: Option<&str>,
 ) -> Result<Prepared, SqlError> {
     let cols = ["col_name", "data_type", "comment"];
-    // Hive pads the columns to 20 characters only in FORMATTED output; plain DESCRIBE over
-    // HiveServer2 gives the bare names (tools such as dbt read them as column names).
-    let cell = |s: &str| if formatted { pad(s) } else { s.to_string() };
+    // Over HiveServer2 Hive writes the column rows unpadded, FORMATTED too (its
+    // `isOutputPadded` is false for a HiveServer2 query): dbt-hive reads `describe formatted`
+    // and quotes those names in the statements it writes. Only the "Key:" rows of the
+    // detailed information keep Hive's 20-character alignment.
     let col_row = |c: &Column| {
         vec![
-            Some(cell(&c.name)),
-            Some(cell(&c.type_name)),
-            Some(cell(c.comment.as_deref().unwrap_or(""))),
+            Some(c.name.clone()),
+            Some(c.type_name.clone()),
+            Some(c.comment.clone().unwrap_or_default()),
+        ]
+    };
+    let header = || {
+        vec![
+            Some("# col_name".to_string()),
+            Some("data_type".to_string()),
+            Some("comment".to_string()),
         ]
     };
     if let Some(name) = column {
@@ -33,11 +41,7 @@ pub(super) fn describe(
     let mut out: Vec<Vec<Option<String>>> = Vec::new();
     let blank = || vec![Some(String::new()), None, None];
     if formatted {
-        out.push(vec![
-            Some(pad("# col_name")),
-            Some(pad("data_type")),
-            Some(pad("comment")),
-        ]);
+        out.push(header());
     }
     out.extend(table.sd.columns.iter().map(col_row));
     if !formatted {
@@ -47,11 +51,7 @@ pub(super) fn describe(
     if !table.partition_keys.is_empty() {
         out.push(blank());
         out.push(vec![Some("# Partition Information".into()), None, None]);
-        out.push(vec![
-            Some(pad("# col_name")),
-            Some(pad("data_type")),
-            Some(pad("comment")),
-        ]);
+        out.push(header());
         out.extend(table.partition_keys.iter().map(col_row));
     }
     if extended {

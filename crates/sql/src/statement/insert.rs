@@ -79,22 +79,24 @@ impl dyn Scope {
         let spec: Vec<Option<String>> = match (&partition, table.partition_keys.is_empty()) {
             (None, true) => vec![],
             (Some(_), true) => {
-                return Err(SqlError::hive(HiveError::PartitionSpecOnUnpartitioned, format!(" {}",
-                    table.qualified_name()
-                )))
+                return Err(SqlError::hive(
+                    HiveError::PartitionSpecOnUnpartitioned,
+                    format!(" {}", table.qualified_name()),
+                ))
             }
-            (None, false) => {
-                return Err(SqlError::hive(HiveError::TargetTableColumnMismatch, format!(" '{}': Need to specify partition columns because the destination table is partitioned",
-                    table.name
-                )))
-            }
+            // Hive 3+ (HIVE-19083): no PARTITION clause is every partition column dynamic.
+            (None, false) => vec![None; table.partition_keys.len()],
             (Some(spec), false) => {
                 check_spec_keys(table, spec)?;
                 if spec.len() != table.partition_keys.len() {
-                    return Err(SqlError::hive(HiveError::TargetTableColumnMismatch, format!(" '{}': Partition spec {} does not name every partition column",
-                        table.name,
-                        spec_text(spec)
-                    )));
+                    return Err(SqlError::hive(
+                        HiveError::TargetTableColumnMismatch,
+                        format!(
+                            " '{}': Partition spec {} does not name every partition column",
+                            table.name,
+                            spec_text(spec)
+                        ),
+                    ));
                 }
                 table
                     .partition_keys
@@ -198,33 +200,49 @@ impl dyn Scope {
     ) -> Result<LogicalPlan, SqlError> {
         use datafusion::logical_expr::{col, lit, LogicalPlanBuilder};
         let fields = plan.schema().fields().clone();
-        if fields.len() != columns.len() + dynamic {
+        // The dynamic partition columns are the last `dynamic` ones; the list may name them
+        // (`INSERT INTO t (a, p) ..`), else their values follow the listed columns.
+        let keys = &table.partition_keys;
+        let dynamic_keys = &keys[keys.len().saturating_sub(dynamic)..];
+        let unlisted = dynamic_keys
+            .iter()
+            .filter(|k| !columns.contains(&k.name))
+            .count();
+        if fields.len() != columns.len() + unlisted {
             return Err(SqlError::hive(
                 HiveError::TargetTableColumnMismatch,
                 format!(
                     " '{}': Table insclause-0 has {} columns, but query has {} columns.",
                     table.name,
-                    columns.len() + dynamic,
+                    columns.len() + unlisted,
                     fields.len()
                 ),
             ));
         }
-        let mut exprs = Vec::new();
-        for c in &table.sd.columns {
-            match columns.iter().position(|x| x == &c.name) {
-                Some(i) => exprs.push(
-                    col(datafusion::common::Column::from_name(fields[i].name())).alias(&c.name),
-                ),
-                None => exprs.push(lit(datafusion::common::ScalarValue::Null).alias(&c.name)),
-            }
-        }
         for c in columns {
-            if !table.sd.columns.iter().any(|x| &x.name == c) {
+            let known = table.sd.columns.iter().any(|x| &x.name == c)
+                || dynamic_keys.iter().any(|k| &k.name == c);
+            if !known {
                 return Err(SqlError::hive(HiveError::InvalidColumn, format!(" {c}")));
             }
         }
-        for f in &fields[columns.len()..] {
-            exprs.push(col(datafusion::common::Column::from_name(f.name())));
+        let field = |i: usize| col(datafusion::common::Column::from_name(fields[i].name()));
+        let mut exprs = Vec::new();
+        for c in &table.sd.columns {
+            match columns.iter().position(|x| x == &c.name) {
+                Some(i) => exprs.push(field(i).alias(&c.name)),
+                None => exprs.push(lit(datafusion::common::ScalarValue::Null).alias(&c.name)),
+            }
+        }
+        let mut next_unlisted = columns.len();
+        for k in dynamic_keys {
+            match columns.iter().position(|x| x == &k.name) {
+                Some(i) => exprs.push(field(i).alias(&k.name)),
+                None => {
+                    exprs.push(field(next_unlisted).alias(&k.name));
+                    next_unlisted += 1;
+                }
+            }
         }
         LogicalPlanBuilder::from(plan)
             .project(exprs)

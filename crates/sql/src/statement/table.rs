@@ -237,6 +237,9 @@ impl dyn Scope {
             }
             return self.create_nonnative(&ct, db, tname).await;
         }
+        // A CTAS with PARTITIONED BY (names): its query's columns in order, which the insert
+        // maps onto the table's data and partition columns by name.
+        let mut ctas_targets: Vec<String> = vec![];
         let mut table = if let Some(like) = &ct.like {
             let src = self.require_table(like).await?;
             let mut t = src.clone();
@@ -256,7 +259,9 @@ impl dyn Scope {
                 if ct.external {
                     return Err(SqlError::hive(HiveError::CtasExternalTable, ""));
                 }
-                if !ct.partitioned_by.is_empty() {
+                // Hive 4 takes PARTITIONED BY (c, ..) of the query's columns; with types, the
+                // older form, it refuses.
+                if ct.partitioned_by.iter().any(|c| !c.type_name.is_empty()) {
                     return Err(SqlError::hive(HiveError::CtasPartitioning, ""));
                 }
                 if !columns.is_empty() {
@@ -276,10 +281,24 @@ impl dyn Scope {
                 plan_schema = Some(schema);
             }
             let _ = plan_schema;
+            let mut partition_keys = to_columns(&ct.partitioned_by);
+            if ct.as_select.is_some() && !ct.partitioned_by.is_empty() {
+                ctas_targets = columns.iter().map(|c| c.name.clone()).collect();
+                partition_keys = vec![];
+                for key in &ct.partitioned_by {
+                    let name = key.name.to_lowercase();
+                    let Some(i) = columns.iter().position(|c| c.name == name) else {
+                        return Err(SqlError::hive(
+                            HiveError::InvalidColumn,
+                            format!(" {name} in PARTITIONED BY"),
+                        ));
+                    };
+                    partition_keys.push(columns.remove(i));
+                }
+            }
             if columns.is_empty() {
                 return Err(SqlError::hive(HiveError::InvalidTableDdlSerde, ""));
             }
-            let partition_keys = to_columns(&ct.partitioned_by);
             let mut all = columns.clone();
             all.extend(partition_keys.clone());
             check_duplicates(&all)?;
@@ -420,7 +439,7 @@ impl dyn Scope {
                 remove_managed_data(&table).await;
             }
         };
-        match self.insert(&table, None, &[], q, false).await {
+        match self.insert(&table, None, &ctas_targets, q, false).await {
             Ok(task) => {
                 // Run here, inside the CTAS's own task: a cancel ends the insert and the undo
                 // follows.
