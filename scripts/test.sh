@@ -56,6 +56,14 @@ if ! cmp -s "$REQ" "$VENV/.installed-requirements" 2>/dev/null; then
   "$VENV/bin/pip" install -q --disable-pip-version-check -r "$REQ"
   cp "$REQ" "$VENV/.installed-requirements"
 fi
+# dbt-hive in a venv of its own: dbt-core pins libraries the clients above pin differently.
+DBT_VENV="$CACHE/dbt-venv"
+[ -x "$DBT_VENV/bin/python" ] || python3 -m venv "$DBT_VENV"
+DBT_REQ=tests/dbt/requirements.txt
+if ! cmp -s "$DBT_REQ" "$DBT_VENV/.installed-requirements" 2>/dev/null; then
+  "$DBT_VENV/bin/pip" install -q --disable-pip-version-check -r "$DBT_REQ"
+  cp "$DBT_REQ" "$DBT_VENV/.installed-requirements"
+fi
 NODE_CACHE="$CACHE/node"
 mkdir -p "$NODE_CACHE"
 if ! cmp -s tests/node/package.json "$NODE_CACHE/package.json" 2>/dev/null || [ ! -d "$NODE_CACHE/node_modules/hive-driver" ]; then
@@ -86,4 +94,5 @@ done
 echo "== client tests"
 export APIARY_NODE_MODULES="$NODE_CACHE/node_modules"
 export APIARY_BIN="$CARGO_TARGET_DIR/debug/apiary"
+export APIARY_DBT="$DBT_VENV/bin/dbt"
 "$VENV/bin/python" -m pytest tests/clients -q -p no:cacheprovider "$@"
