@@ -195,14 +195,18 @@ fn micros_to_datetime(us: i64) -> Option<NaiveDateTime> {
     DateTime::from_timestamp_micros(us).map(|d| d.naive_utc())
 }
 
-/// Reads `text` with a chrono pattern: a whole date and time, or a date at midnight.
+/// Reads the start of `text` with a chrono pattern: a date and time, or a date at midnight.
+/// What follows the pattern is ignored, as Java's `SimpleDateFormat.parse` ignores it
+/// (`unix_timestamp('2024-03-15 13:45:30.123')` reads the seconds and leaves the millis).
 fn parse(text: &str, pattern: &str) -> Option<NaiveDateTime> {
-    NaiveDateTime::parse_from_str(text.trim(), pattern)
+    let text = text.trim();
+    NaiveDateTime::parse_and_remainder(text, pattern)
         .ok()
+        .map(|(t, _)| t)
         .or_else(|| {
-            NaiveDate::parse_from_str(text.trim(), pattern)
+            NaiveDate::parse_and_remainder(text, pattern)
                 .ok()
-                .and_then(|d| d.and_hms_opt(0, 0, 0))
+                .and_then(|(d, _)| d.and_hms_opt(0, 0, 0))
         })
 }
 
