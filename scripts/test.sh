@@ -64,6 +64,14 @@ if ! cmp -s "$DBT_REQ" "$DBT_VENV/.installed-requirements" 2>/dev/null; then
   "$DBT_VENV/bin/pip" install -q --disable-pip-version-check -r "$DBT_REQ"
   cp "$DBT_REQ" "$DBT_VENV/.installed-requirements"
 fi
+# Apache Superset (its Hive engine spec) in a venv of its own: it pins SQLAlchemy < 2.
+SUPERSET_VENV="$CACHE/superset-venv"
+[ -x "$SUPERSET_VENV/bin/python" ] || python3 -m venv "$SUPERSET_VENV"
+SUPERSET_REQ=tests/superset/requirements.txt
+if ! cmp -s "$SUPERSET_REQ" "$SUPERSET_VENV/.installed-requirements" 2>/dev/null; then
+  "$SUPERSET_VENV/bin/pip" install -q --disable-pip-version-check -r "$SUPERSET_REQ"
+  cp "$SUPERSET_REQ" "$SUPERSET_VENV/.installed-requirements"
+fi
 NODE_CACHE="$CACHE/node"
 mkdir -p "$NODE_CACHE"
 if ! cmp -s tests/node/package.json "$NODE_CACHE/package.json" 2>/dev/null || [ ! -d "$NODE_CACHE/node_modules/hive-driver" ]; then
@@ -95,4 +103,5 @@ echo "== client tests"
 export APIARY_NODE_MODULES="$NODE_CACHE/node_modules"
 export APIARY_BIN="$CARGO_TARGET_DIR/debug/apiary"
 export APIARY_DBT="$DBT_VENV/bin/dbt"
+export APIARY_SUPERSET_PYTHON="$SUPERSET_VENV/bin/python"
 "$VENV/bin/python" -m pytest tests/clients -q -p no:cacheprovider "$@"
