@@ -27,8 +27,17 @@ pub const HIVE_TYPED: &str = "hive_typed";
 /// Name of the function the rewrites put where Hive turns a value into text.
 pub const HIVE_TO_STRING: &str = "hive_to_string";
 
+/// Name of the function the rewrites put before a cast of text to an integer type.
+pub const HIVE_INTEGER_TEXT: &str = "hive_integer_text";
+
 /// Functions the rewrites insert, not for users (SHOW FUNCTIONS leaves them out).
-pub const INTERNAL: &[&str] = &[HIVE_TYPED, HIVE_TO_STRING, JSON_FIELD, STRUCT_FIELD];
+pub const INTERNAL: &[&str] = &[
+    HIVE_TYPED,
+    HIVE_TO_STRING,
+    HIVE_INTEGER_TEXT,
+    JSON_FIELD,
+    STRUCT_FIELD,
+];
 
 /// Spark's functions (datafusion-spark) that answer as Hive's do, registered under their
 /// names and aliases: Hive's argument forms, NULL handling and result types (checked in
@@ -81,6 +90,7 @@ pub fn register(ctx: &SessionContext) {
     ctx.register_udf(ScalarUDF::from(HiveTyped::new()));
     ctx.register_udf(ScalarUDF::from(Version::new()));
     ctx.register_udf(ScalarUDF::from(HiveToString::new()));
+    ctx.register_udf(ScalarUDF::from(HiveIntegerText::new()));
     for f in datafusion_spark::all_default_scalar_functions() {
         if FROM_SPARK.contains(&f.name()) {
             ctx.register_udf(f.as_ref().clone());
@@ -315,6 +325,78 @@ impl ScalarUDFImpl for HiveToString {
             )?));
         }
         Ok(ColumnarValue::Array(text))
+    }
+}
+
+/// `hive_integer_text(x)`: text as Hive's integer casts read it (its `LazyInteger`): blanks
+/// around it ignored, a sign, digits, and a fraction of digits that is dropped; the digits
+/// alone come out (`' -1.5 '` is `'-1'`), NULL for anything else. A value that is not text
+/// comes out as it went in.
+#[derive(Debug, PartialEq, Eq, Hash)]
+struct HiveIntegerText {
+    signature: Signature,
+}
+
+impl HiveIntegerText {
+    fn new() -> Self {
+        Self {
+            signature: Signature::any(1, Volatility::Immutable),
+        }
+    }
+}
+
+/// The integer part of `s` as Hive's integer parsing accepts it.
+fn integer_part(s: &str) -> Option<&str> {
+    let s = s.trim();
+    let digits_from = usize::from(s.starts_with(['+', '-']));
+    let (whole, fraction) = s.split_once('.').unwrap_or((s, ""));
+    let number = &whole[digits_from..];
+    let all_digits = |t: &str| t.bytes().all(|b| b.is_ascii_digit());
+    (!number.is_empty() && all_digits(number) && all_digits(fraction)).then_some(whole)
+}
+
+impl ScalarUDFImpl for HiveIntegerText {
+    fn name(&self) -> &str {
+        HIVE_INTEGER_TEXT
+    }
+
+    fn signature(&self) -> &Signature {
+        &self.signature
+    }
+
+    fn return_type(&self, arg_types: &[DataType]) -> Result<DataType> {
+        match arg_types {
+            [DataType::LargeUtf8 | DataType::Utf8View] => Ok(DataType::Utf8),
+            [t] => Ok(t.clone()),
+            _ => plan_err!("{HIVE_INTEGER_TEXT} takes one argument"),
+        }
+    }
+
+    fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
+        let n = args.number_rows;
+        let Some(value) = args.args.into_iter().next() else {
+            return exec_err!("{HIVE_INTEGER_TEXT} takes one argument");
+        };
+        if !matches!(
+            value.data_type(),
+            DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View
+        ) {
+            return Ok(value);
+        }
+        let scalar = matches!(value, ColumnarValue::Scalar(_));
+        let array = value.into_array(if scalar { 1 } else { n })?;
+        let texts = arrow::compute::cast(&array, &DataType::Utf8)?;
+        let cleaned: StringArray = texts
+            .as_string::<i32>()
+            .iter()
+            .map(|s| s.and_then(integer_part))
+            .collect();
+        if scalar {
+            return Ok(ColumnarValue::Scalar(ScalarValue::try_from_array(
+                &cleaned, 0,
+            )?));
+        }
+        Ok(ColumnarValue::Array(Arc::new(cleaned)))
     }
 }
 

@@ -281,6 +281,9 @@ pub fn to_datafusion(statement: &mut Statement) -> Result<(), SqlError> {
                 microsecond_timestamp(e);
                 hive_typed(e);
                 // Hive's CAST gives NULL for a value that does not convert ('abc' AS INT).
+                if matches!(e, Expr::Cast { kind: CastKind::Cast, .. }) {
+                    integer_text(e);
+                }
                 if let Expr::Cast { kind, .. } = e {
                     if *kind == CastKind::Cast {
                         *kind = CastKind::TryCast;
@@ -598,6 +601,21 @@ fn hive_percentile_disc(e: &mut Expr) -> Result<(), SqlError> {
     Ok(())
 }
 
+/// `CAST(x AS TINYINT | SMALLINT | INT | BIGINT)` reads text as Hive does: blanks around it
+/// ignored, a fraction dropped (`' 1.5 '` is 1), so the text goes through
+/// [`crate::functions::HIVE_INTEGER_TEXT`] first (other values pass through it unchanged).
+fn integer_text(e: &mut Expr) {
+    if let Expr::Cast {
+        expr,
+        data_type:
+            DataType::TinyInt(_) | DataType::SmallInt(_) | DataType::Int(_) | DataType::BigInt(_),
+        ..
+    } = e
+    {
+        **expr = call(crate::functions::HIVE_INTEGER_TEXT, vec![(**expr).clone()]);
+    }
+}
+
 /// Hive's casts written as functions of the type's name (`INT(x)`, `bigint('5')`, as
 /// Superset's week grains write them): `CAST(x AS <type>)`, NULL where x does not convert.
 fn type_named_cast(f: &Function) -> Option<Expr> {
@@ -617,13 +635,15 @@ fn type_named_cast(f: &Function) -> Option<Expr> {
         _ => return None,
     };
     let [value] = plain_args(f)?.try_into().ok()?;
-    Some(Expr::Cast {
+    let mut cast = Expr::Cast {
         kind: CastKind::TryCast,
         expr: Box::new(value),
         data_type,
         array: false,
         format: None,
-    })
+    };
+    integer_text(&mut cast);
+    Some(cast)
 }
 
 /// Hive's `pmod(a, b)`: `((a % b) + b) % b`, NULL when `b` is 0 (Hive's `%` by zero).
