@@ -1,4 +1,5 @@
-//! Hive's array functions that neither DataFusion nor datafusion-spark has: `sort_array_by`.
+//! Hive's array functions that neither DataFusion nor datafusion-spark has: `sort_array_by`;
+//! and `replicate_rows`'s count of copies (the rewrite repeats each value that many times).
 
 use std::sync::Arc;
 
@@ -19,6 +20,28 @@ pub fn register(ctx: &SessionContext) {
         sorted_type,
         sort_array_by,
     )));
+    ctx.register_udf(ScalarUDF::from(RowFn::new(
+        crate::functions::ROW_COPIES,
+        1..=1,
+        |_| Ok(DataType::Int64),
+        row_copies,
+    )));
+}
+
+/// The most copies of one row `replicate_rows` makes: each row's copies are built in memory
+/// at once (Hive streams them), so a count beyond this fails the query rather than the server.
+pub(crate) const MAX_ROW_COPIES: i64 = 1_000_000;
+
+/// `replicate_rows`'s count: n as a BIGINT, 0 when negative or NULL, an error past
+/// [`MAX_ROW_COPIES`].
+fn row_copies(args: &[ScalarValue]) -> Result<ScalarValue> {
+    let n = crate::rowfn::int(crate::rowfn::arg(args, 0)).unwrap_or(0);
+    if n > MAX_ROW_COPIES {
+        return exec_err!(
+            "replicate_rows: {n} copies of a row asked, more than the {MAX_ROW_COPIES} Apiary makes"
+        );
+    }
+    Ok(ScalarValue::Int64(Some(n.max(0))))
 }
 
 /// The result is the array given.

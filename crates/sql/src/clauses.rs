@@ -436,10 +436,7 @@ fn generator(f: &Function, aliases: &[Ident], outer: bool) -> Result<Option<Gene
             if args.len() < 2 {
                 return Err(wrong("UDTFReplicateRows() expects at least two arguments."));
             }
-            let times = call(
-                "greatest",
-                vec![cast(n.clone(), DataType::BigInt(None)), number(0)],
-            );
+            let times = call(crate::functions::ROW_COPIES, vec![n.clone()]);
             args.iter()
                 .map(|c| unnest(call("array_repeat", vec![c.clone(), times.clone()])))
                 .collect()

@@ -24,8 +24,14 @@ pub use crate::strings::{JSON_FIELD, STRUCT_FIELD};
 /// Name of the typing function the rewrite inserts.
 pub const HIVE_TYPED: &str = "hive_typed";
 
-/// Name of the function the rewrites put where Hive turns a value into text.
+/// Name of the function the rewrites put where Hive turns a value into text (concat's
+/// arguments).
 pub const HIVE_TO_STRING: &str = "hive_to_string";
+/// The same for `CAST(x AS STRING)`, which writes a BOOLEAN as `TRUE`/`FALSE`.
+pub const HIVE_CAST_TO_STRING: &str = "hive_cast_to_string";
+
+/// Name of the function giving `replicate_rows`'s number of copies of a row.
+pub const ROW_COPIES: &str = "hive_row_copies";
 
 /// Name of the function the rewrites put before a cast of text to an integer type.
 pub const HIVE_INTEGER_TEXT: &str = "hive_integer_text";
@@ -34,7 +40,9 @@ pub const HIVE_INTEGER_TEXT: &str = "hive_integer_text";
 pub const INTERNAL: &[&str] = &[
     HIVE_TYPED,
     HIVE_TO_STRING,
+    HIVE_CAST_TO_STRING,
     HIVE_INTEGER_TEXT,
+    ROW_COPIES,
     JSON_FIELD,
     STRUCT_FIELD,
 ];
@@ -89,7 +97,8 @@ pub const HIVE_VERSION: &str = "3.1.3";
 pub fn register(ctx: &SessionContext) {
     ctx.register_udf(ScalarUDF::from(HiveTyped::new()));
     ctx.register_udf(ScalarUDF::from(Version::new()));
-    ctx.register_udf(ScalarUDF::from(HiveToString::new()));
+    ctx.register_udf(ScalarUDF::from(HiveToString::new(false)));
+    ctx.register_udf(ScalarUDF::from(HiveToString::new(true)));
     ctx.register_udf(ScalarUDF::from(HiveIntegerText::new()));
     for f in datafusion_spark::all_default_scalar_functions() {
         if FROM_SPARK.contains(&f.name()) {
@@ -112,22 +121,25 @@ pub fn register(ctx: &SessionContext) {
     crate::ngrams::register(ctx);
     crate::xpath::register(ctx);
     crate::json_read::register(ctx);
-    // (Registered last: DataFusion's own planners leave `/` and `%` alone.)
+    // (Registered last: DataFusion's own planners leave these operators alone.)
     let _ = datafusion::execution::FunctionRegistry::register_expr_planner(
         &mut *ctx.state_ref().write(),
-        Arc::new(HiveDivision),
+        Arc::new(HiveOperators),
     );
 }
 
-/// Hive's division and remainder, planned as the SQL is read (so every name and type above
-/// them is the new one's): `/` of two integers is a DOUBLE (`7 / 2` is 3.5; DataFusion's would
-/// be 3), and `/` or `%` by zero is NULL (DataFusion's would be an error, or infinity for
-/// doubles). Decimals keep DataFusion's DECIMAL division, as Hive's do. `a DIV b` is the
-/// BIGINT quotient, NULL by zero.
+/// Hive's arithmetic and comparison operators where their types differ from DataFusion's,
+/// planned as the SQL is read (so every name and type above them is the new one's):
+/// - `/` of two integers is a DOUBLE (`7 / 2` is 3.5; DataFusion's would be 3), and `/` or `%`
+///   by zero is NULL (DataFusion's would be an error, or infinity for doubles); decimals keep
+///   DataFusion's DECIMAL division, as Hive's do; `a DIV b` is the BIGINT quotient, NULL by
+///   zero;
+/// - text in `+ - * / %` is read as a DOUBLE (`7 - '5'` is 2.0);
+/// - `= <> < <= > >= <=>` of text and a number, or of a DECIMAL and a DOUBLE, compare DOUBLEs.
 #[derive(Debug)]
-struct HiveDivision;
+struct HiveOperators;
 
-impl datafusion::logical_expr::planner::ExprPlanner for HiveDivision {
+impl datafusion::logical_expr::planner::ExprPlanner for HiveOperators {
     fn plan_binary_op(
         &self,
         expr: datafusion::logical_expr::planner::RawBinaryExpr,
@@ -274,15 +286,18 @@ impl datafusion::logical_expr::planner::ExprPlanner for HiveDivision {
 
 /// `hive_to_string(x)`: x as Hive writes a value as text, as clients are sent it
 /// ([`crate::render::cell_text`]: a DOUBLE as Java's `Double.toString`, a TIMESTAMP with a
-/// space, a DECIMAL to its scale); text stays as it is.
+/// space, a DECIMAL to its scale); text stays as it is. `hive_cast_to_string(x)` is the same
+/// but for a BOOLEAN, which Hive's CAST writes `TRUE` or `FALSE`.
 #[derive(Debug, PartialEq, Eq, Hash)]
 struct HiveToString {
+    cast: bool,
     signature: Signature,
 }
 
 impl HiveToString {
-    fn new() -> Self {
+    fn new(cast: bool) -> Self {
         Self {
+            cast,
             signature: Signature::any(1, Volatility::Immutable),
         }
     }
@@ -290,7 +305,11 @@ impl HiveToString {
 
 impl ScalarUDFImpl for HiveToString {
     fn name(&self) -> &str {
-        HIVE_TO_STRING
+        if self.cast {
+            HIVE_CAST_TO_STRING
+        } else {
+            HIVE_TO_STRING
+        }
     }
 
     fn signature(&self) -> &Signature {
@@ -313,6 +332,13 @@ impl ScalarUDFImpl for HiveToString {
             DataType::LargeUtf8 | DataType::Utf8View | DataType::Null => {
                 arrow::compute::cast(&array, &DataType::Utf8)?
             }
+            DataType::Boolean if self.cast => Arc::new(
+                array
+                    .as_boolean()
+                    .iter()
+                    .map(|b| b.map(|b| if b { "TRUE" } else { "FALSE" }))
+                    .collect::<StringArray>(),
+            ),
             _ => Arc::new(
                 (0..array.len())
                     .map(|i| crate::render::cell_text(array.as_ref(), i))
@@ -345,14 +371,25 @@ impl HiveIntegerText {
     }
 }
 
-/// The integer part of `s` as Hive's integer parsing accepts it.
+/// The integer part of `s` as Hive's integer parsing accepts it (`'.5'` is 0: its parse stops
+/// at the point with nothing read).
 fn integer_part(s: &str) -> Option<&str> {
     let s = s.trim();
     let digits_from = usize::from(s.starts_with(['+', '-']));
-    let (whole, fraction) = s.split_once('.').unwrap_or((s, ""));
-    let number = &whole[digits_from..];
+    let (whole, fraction, point) = match s.split_once('.') {
+        Some((w, f)) => (w, f, true),
+        None => (s, "", false),
+    };
+    let number = whole.get(digits_from..)?;
     let all_digits = |t: &str| t.bytes().all(|b| b.is_ascii_digit());
-    (!number.is_empty() && all_digits(number) && all_digits(fraction)).then_some(whole)
+    if !all_digits(number) || !all_digits(fraction) {
+        return None;
+    }
+    match (number.is_empty(), point) {
+        (false, _) => Some(whole),
+        (true, true) => Some("0"),
+        (true, false) => None,
+    }
 }
 
 impl ScalarUDFImpl for HiveIntegerText {

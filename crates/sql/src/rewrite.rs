@@ -151,17 +151,18 @@ pub fn to_datafusion(statement: &mut Statement) -> Result<(), SqlError> {
             *e = op;
             return ControlFlow::<()>::Continue(());
         }
+        if let Expr::Function(f) = &*e {
+            if let Some(cast) = type_named_cast(f) {
+                *e = cast;
+                return ControlFlow::<()>::Continue(());
+            }
+        }
         match e {
             Expr::Function(f) if function_name(f).as_deref() == Some("size") => hive_size(e),
             Expr::Function(f) if date_field(f).is_some() => hive_date_part(e),
             Expr::Function(f) if function_name(f).as_deref() == Some("pmod") => hive_pmod(e),
             Expr::Function(f) if function_name(f).as_deref() == Some("percentile") => {
                 hive_percentile(e)
-            }
-            Expr::Function(f) if type_named_cast(f).is_some() => {
-                if let Some(cast) = type_named_cast(f) {
-                    *e = cast;
-                }
             }
             Expr::Function(f) if function_name(f).as_deref() == Some("percentile_disc") => {
                 if let Err(error) = hive_percentile_disc(e) {
@@ -226,11 +227,19 @@ pub fn to_datafusion(statement: &mut Statement) -> Result<(), SqlError> {
                     any
                 };
             }
-            // A literal with an exponent is Hive's DOUBLE (one with only a point, a DECIMAL).
-            Expr::Value(v) if matches!(&v.value, Value::Number(n, _) if n.contains(['e', 'E'])) => {
+            // A literal with an exponent is Hive's DOUBLE (one with only a point, a DECIMAL),
+            // and so is one with more digits than a DECIMAL holds; read from its text, so it
+            // never meets the decimal reader (`1e200` is no DECIMAL).
+            Expr::Value(v) if matches!(&v.value, Value::Number(n, _) if double_literal(n)) => {
+                let text = match &v.value {
+                    Value::Number(n, _) => n.clone(),
+                    _ => String::new(),
+                };
                 *e = Expr::Cast {
                     kind: CastKind::Cast,
-                    expr: Box::new(e.clone()),
+                    expr: Box::new(Expr::Value(ValueWithSpan::from(Value::SingleQuotedString(
+                        text,
+                    )))),
                     data_type: DataType::Double(
                         datafusion::sql::sqlparser::ast::ExactNumberInfo::None,
                     ),
@@ -276,12 +285,23 @@ pub fn to_datafusion(statement: &mut Statement) -> Result<(), SqlError> {
                 expr,
                 data_type: DataType::String(None),
                 ..
-            } => *e = call(crate::functions::HIVE_TO_STRING, vec![(**expr).clone()]),
+            } => {
+                *e = call(
+                    crate::functions::HIVE_CAST_TO_STRING,
+                    vec![(**expr).clone()],
+                )
+            }
             _ => {
                 microsecond_timestamp(e);
                 hive_typed(e);
                 // Hive's CAST gives NULL for a value that does not convert ('abc' AS INT).
-                if matches!(e, Expr::Cast { kind: CastKind::Cast, .. }) {
+                if matches!(
+                    e,
+                    Expr::Cast {
+                        kind: CastKind::Cast,
+                        ..
+                    }
+                ) {
                     integer_text(e);
                 }
                 if let Expr::Cast { kind, .. } = e {
@@ -536,9 +556,19 @@ fn hive_percentile_disc(e: &mut Expr) -> Result<(), SqlError> {
     };
     let ps = listed.clone().unwrap_or_else(|| vec![p.clone()]);
     for p in &ps {
-        if let Expr::Value(v) = p {
+        let (negative, literal) = match p {
+            Expr::UnaryOp {
+                op: UnaryOperator::Minus,
+                expr,
+            } => (true, &**expr),
+            p => (false, p),
+        };
+        if let Expr::Value(v) = literal {
             if let Value::Number(n, _) = &v.value {
-                if !n.parse::<f64>().is_ok_and(|p| (0.0..=1.0).contains(&p)) {
+                let in_range = n
+                    .parse::<f64>()
+                    .is_ok_and(|p| (0.0..=1.0).contains(&p) && !(negative && p > 0.0));
+                if !in_range {
                     return Err(SqlError::Semantic {
                         error: None,
                         message: "Percentile value must be within the range of 0 to 1.".into(),
@@ -601,6 +631,12 @@ fn hive_percentile_disc(e: &mut Expr) -> Result<(), SqlError> {
     Ok(())
 }
 
+/// Whether a numeric literal's text is Hive's DOUBLE: it has an exponent, or a point and more
+/// digits than a DECIMAL's 38.
+fn double_literal(n: &str) -> bool {
+    n.contains(['e', 'E']) || (n.contains('.') && n.bytes().filter(u8::is_ascii_digit).count() > 38)
+}
+
 /// `CAST(x AS TINYINT | SMALLINT | INT | BIGINT)` reads text as Hive does: blanks around it
 /// ignored, a fraction dropped (`' 1.5 '` is 1), so the text goes through
 /// [`crate::functions::HIVE_INTEGER_TEXT`] first (other values pass through it unchanged).
@@ -628,7 +664,10 @@ fn type_named_cast(f: &Function) -> Option<Expr> {
         "bigint" => DataType::BigInt(None),
         "float" => DataType::Float(ExactNumberInfo::None),
         "double" => DataType::Double(ExactNumberInfo::None),
-        "string" => DataType::String(None),
+        "string" => {
+            let [value] = plain_args(f)?.try_into().ok()?;
+            return Some(call(crate::functions::HIVE_CAST_TO_STRING, vec![value]));
+        }
         "date" => DataType::Date,
         "timestamp" => DataType::Timestamp(Some(6), TimezoneInfo::None),
         "binary" => DataType::Bytea,

@@ -1036,6 +1036,41 @@ fn analyze(
 /// `/* .. */` anywhere: dbt puts one before or after every statement, and optimizer hints are
 /// comments too), the blanks around it and its trailing semicolons.
 fn strip_statement(sql: &str) -> String {
+    let stripped = without_comments(sql);
+    let stripped = stripped.trim().trim_end_matches(';').trim_end();
+    // A SET's value is taken as written after the key (`SET p=/a/*/b` keeps its `/*`); only
+    // the comments before it go.
+    if stripped
+        .get(..4)
+        .is_some_and(|w| w.eq_ignore_ascii_case("set "))
+    {
+        let start = leading_comments_end(sql);
+        return sql[start..]
+            .trim()
+            .trim_end_matches(';')
+            .trim_end()
+            .to_string();
+    }
+    stripped.to_string()
+}
+
+/// Where the statement starts after its leading blanks and comments.
+fn leading_comments_end(sql: &str) -> usize {
+    let mut rest = sql;
+    loop {
+        let trimmed = rest.trim_start();
+        if let Some(after) = trimmed.strip_prefix("--") {
+            rest = after.split_once('\n').map_or("", |(_, r)| r);
+        } else if let Some(after) = trimmed.strip_prefix("/*") {
+            rest = after.split_once("*/").map_or("", |(_, r)| r);
+        } else {
+            return sql.len() - trimmed.len();
+        }
+    }
+}
+
+/// The text without its comments outside quoted text.
+fn without_comments(sql: &str) -> String {
     let mut out = String::with_capacity(sql.len());
     let mut chars = sql.chars().peekable();
     while let Some(c) = chars.next() {
@@ -1075,7 +1110,7 @@ fn strip_statement(sql: &str) -> String {
             _ => out.push(c),
         }
     }
-    out.trim().trim_end_matches(';').trim_end().to_string()
+    out
 }
 
 /// The quoted pattern after LIKE (or the bare quoted pattern Hive also accepts).
@@ -1164,5 +1199,9 @@ mod tests {
             "select '--', \"/*\", 'it\\'s -- no' \nfrom t"
         );
         assert_eq!(strip_statement("select /*+ MAPJOIN(b) */ 1"), "select   1");
+        assert_eq!(
+            strip_statement("/* dbt */ -- x\n SET p=/a/*/b -- kept;"),
+            "SET p=/a/*/b -- kept"
+        );
     }
 }

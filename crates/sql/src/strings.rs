@@ -91,7 +91,15 @@ impl ScalarUDFImpl for HiveLength {
             return exec_err!("{} requires 1 argument(s), got 0", self.name());
         };
         let scalar = matches!(value, ColumnarValue::Scalar(_));
-        let array = value.into_array(n)?;
+        let array = value.into_array(if scalar { 1 } else { n })?;
+        let count = |s: &str| {
+            let n = if self.octets {
+                s.len()
+            } else {
+                s.chars().count()
+            };
+            i32::try_from(n).unwrap_or(i32::MAX)
+        };
         let lengths: arrow::array::Int32Array = match array.data_type() {
             DataType::Binary | DataType::LargeBinary | DataType::BinaryView => {
                 let bytes = arrow::compute::cast(&array, &DataType::LargeBinary)?;
@@ -101,20 +109,18 @@ impl ScalarUDFImpl for HiveLength {
                     .map(|b| b.map(|b| i32::try_from(b.len()).unwrap_or(i32::MAX)))
                     .collect()
             }
-            _ => {
+            DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View | DataType::Null => {
                 let texts = arrow::compute::cast(&array, &DataType::LargeUtf8)?;
-                let octets = self.octets;
                 texts
                     .as_string::<i64>()
                     .iter()
-                    .map(|s| {
-                        s.map(|s| {
-                            let n = if octets { s.len() } else { s.chars().count() };
-                            i32::try_from(n).unwrap_or(i32::MAX)
-                        })
-                    })
+                    .map(|s| s.map(count))
                     .collect()
             }
+            // Anything else: its text as Hive writes it (`length(1e10)` counts `1.0E10`).
+            _ => (0..array.len())
+                .map(|i| crate::render::cell_text(array.as_ref(), i).map(|s| count(&s)))
+                .collect(),
         };
         if scalar {
             return Ok(ColumnarValue::Scalar(ScalarValue::try_from_array(

@@ -53,6 +53,59 @@ fn list_of_strings() -> DataType {
     DataType::new_list(DataType::Utf8, true)
 }
 
+/// How deep a document's elements, or a path's brackets, may nest: the XML and XPath readers
+/// recurse once per level, and a deeper input must fail the query, not overflow the stack.
+const MAX_NESTING: usize = 1_000;
+
+/// Whether `text` nests its elements (XML) deeper than [`MAX_NESTING`], counted from its
+/// tags: `<a>` opens, `</a>` and `<a/>` close, `<?..>` and `<!..>` neither.
+fn xml_too_deep(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    let mut depth: usize = 0;
+    for (i, b) in bytes.iter().enumerate() {
+        if *b != b'<' {
+            continue;
+        }
+        match bytes.get(i + 1) {
+            Some(b'/') => depth = depth.saturating_sub(1),
+            Some(b'?' | b'!') | None => {}
+            Some(_) => {
+                depth += 1;
+                if depth > MAX_NESTING {
+                    return true;
+                }
+            }
+        }
+        if bytes.get(i + 1) != Some(&b'/') {
+            // `<a/>` closes itself: its tag ends in `/>`.
+            if let Some(end) = bytes[i..].iter().position(|c| *c == b'>') {
+                if end > 0 && bytes[i + end - 1] == b'/' {
+                    depth = depth.saturating_sub(1);
+                }
+            }
+        }
+    }
+    false
+}
+
+/// Whether an XPath nests brackets or parentheses deeper than [`MAX_NESTING`].
+fn path_too_deep(path: &str) -> bool {
+    let mut depth: usize = 0;
+    for c in path.chars() {
+        match c {
+            '(' | '[' => {
+                depth += 1;
+                if depth > MAX_NESTING {
+                    return true;
+                }
+            }
+            ')' | ']' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    false
+}
+
 /// The compiled form of the path this thread saw last (Hive keeps one, too: a column of
 /// rows with the same path compiles it once).
 fn compiled(path: &str) -> Result<Rc<XPath>> {
@@ -65,6 +118,9 @@ fn compiled(path: &str) -> Result<Rc<XPath>> {
             .map(|(_, x)| Rc::clone(x))
     }) {
         return Ok(x);
+    }
+    if path_too_deep(path) {
+        return exec_err!("Invalid XPath '{path}': nested deeper than {MAX_NESTING} levels");
     }
     let built = match Factory::new().build(path) {
         Ok(Some(x)) => Rc::new(x),
@@ -81,6 +137,9 @@ fn evaluate<T>(args: &[ScalarValue], convert: impl FnOnce(Value<'_>) -> T) -> Re
         return Ok(None);
     };
     let xpath = compiled(&path)?;
+    if xml_too_deep(&xml) {
+        return exec_err!("Invalid XML document: elements nested deeper than {MAX_NESTING} levels");
+    }
     let package = match sxd_document::parser::parse(&xml) {
         Ok(p) => p,
         Err(e) => return exec_err!("Invalid XML document: {e:?}{xml}"),
@@ -224,6 +283,23 @@ mod tests {
             call(xpath_short, "<a>70000</a>", "a"),
             ScalarValue::Int16(Some(70000_i32 as i16))
         );
+    }
+
+    #[test]
+    fn deep_nesting_is_an_error_not_a_stack_overflow() {
+        let deep = format!("{}{}", "<a>".repeat(200_000), "</a>".repeat(200_000));
+        assert!(xpath_string(&[
+            ScalarValue::Utf8(Some(deep)),
+            ScalarValue::Utf8(Some("a".into()))
+        ])
+        .is_err());
+        let wide = "<a><b/></a>".repeat(10_000);
+        assert!(!xml_too_deep(&format!("<r>{wide}</r>")));
+        assert!(xpath_int(&[
+            ScalarValue::Utf8(Some("<a/>".into())),
+            ScalarValue::Utf8(Some("(".repeat(100_000)))
+        ])
+        .is_err());
     }
 
     #[test]
