@@ -49,29 +49,23 @@ cargo build --workspace --bins "${FEATURES[@]}"
 cargo test --workspace "${FEATURES[@]}"
 
 echo "== client tooling"
+# venv DIR REQUIREMENTS: a Python venv at DIR holding the pinned requirements, reinstalled
+# when the file changes.
+venv() {
+  [ -x "$1/bin/python" ] || python3 -m venv "$1"
+  if ! cmp -s "$2" "$1/.installed-requirements" 2>/dev/null; then
+    "$1/bin/pip" install -q --disable-pip-version-check -r "$2"
+    cp "$2" "$1/.installed-requirements"
+  fi
+}
 VENV="$CACHE/venv"
-[ -x "$VENV/bin/python" ] || python3 -m venv "$VENV"
-REQ=tests/clients/requirements.txt
-if ! cmp -s "$REQ" "$VENV/.installed-requirements" 2>/dev/null; then
-  "$VENV/bin/pip" install -q --disable-pip-version-check -r "$REQ"
-  cp "$REQ" "$VENV/.installed-requirements"
-fi
-# dbt-hive in a venv of its own: dbt-core pins libraries the clients above pin differently.
+venv "$VENV" tests/clients/requirements.txt
+# dbt-hive, and Apache Superset (its Hive engine spec), in venvs of their own: dbt-core and
+# Superset (SQLAlchemy < 2, pyarrow < 19) pin libraries the clients above pin differently.
 DBT_VENV="$CACHE/dbt-venv"
-[ -x "$DBT_VENV/bin/python" ] || python3 -m venv "$DBT_VENV"
-DBT_REQ=tests/dbt/requirements.txt
-if ! cmp -s "$DBT_REQ" "$DBT_VENV/.installed-requirements" 2>/dev/null; then
-  "$DBT_VENV/bin/pip" install -q --disable-pip-version-check -r "$DBT_REQ"
-  cp "$DBT_REQ" "$DBT_VENV/.installed-requirements"
-fi
-# Apache Superset (its Hive engine spec) in a venv of its own: it pins SQLAlchemy < 2.
+venv "$DBT_VENV" tests/dbt/requirements.txt
 SUPERSET_VENV="$CACHE/superset-venv"
-[ -x "$SUPERSET_VENV/bin/python" ] || python3 -m venv "$SUPERSET_VENV"
-SUPERSET_REQ=tests/superset/requirements.txt
-if ! cmp -s "$SUPERSET_REQ" "$SUPERSET_VENV/.installed-requirements" 2>/dev/null; then
-  "$SUPERSET_VENV/bin/pip" install -q --disable-pip-version-check -r "$SUPERSET_REQ"
-  cp "$SUPERSET_REQ" "$SUPERSET_VENV/.installed-requirements"
-fi
+venv "$SUPERSET_VENV" tests/superset/requirements.txt
 NODE_CACHE="$CACHE/node"
 mkdir -p "$NODE_CACHE"
 if ! cmp -s tests/node/package.json "$NODE_CACHE/package.json" 2>/dev/null || [ ! -d "$NODE_CACHE/node_modules/hive-driver" ]; then

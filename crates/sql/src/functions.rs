@@ -325,32 +325,27 @@ impl ScalarUDFImpl for HiveToString {
         let Some(value) = args.args.into_iter().next() else {
             return exec_err!("{HIVE_TO_STRING} takes one argument");
         };
-        let scalar = matches!(value, ColumnarValue::Scalar(_));
-        let array = value.into_array(if scalar { 1 } else { n })?;
-        let text: ArrayRef = match array.data_type() {
-            DataType::Utf8 => array,
-            DataType::LargeUtf8 | DataType::Utf8View | DataType::Null => {
-                arrow::compute::cast(&array, &DataType::Utf8)?
-            }
-            DataType::Boolean if self.cast => Arc::new(
-                array
-                    .as_boolean()
-                    .iter()
-                    .map(|b| b.map(|b| if b { "TRUE" } else { "FALSE" }))
-                    .collect::<StringArray>(),
-            ),
-            _ => Arc::new(
-                (0..array.len())
-                    .map(|i| crate::render::cell_text(array.as_ref(), i))
-                    .collect::<StringArray>(),
-            ),
-        };
-        if scalar {
-            return Ok(ColumnarValue::Scalar(ScalarValue::try_from_array(
-                &text, 0,
-            )?));
-        }
-        Ok(ColumnarValue::Array(text))
+        let cast = self.cast;
+        crate::rowfn::per_array(value, n, |array| {
+            Ok(match array.data_type() {
+                DataType::Utf8 => array,
+                DataType::LargeUtf8 | DataType::Utf8View | DataType::Null => {
+                    arrow::compute::cast(&array, &DataType::Utf8)?
+                }
+                DataType::Boolean if cast => Arc::new(
+                    array
+                        .as_boolean()
+                        .iter()
+                        .map(|b| b.map(|b| if b { "TRUE" } else { "FALSE" }))
+                        .collect::<StringArray>(),
+                ),
+                _ => Arc::new(
+                    (0..array.len())
+                        .map(|i| crate::render::cell_text(array.as_ref(), i))
+                        .collect::<StringArray>(),
+                ),
+            })
+        })
     }
 }
 
@@ -420,20 +415,15 @@ impl ScalarUDFImpl for HiveIntegerText {
         ) {
             return Ok(value);
         }
-        let scalar = matches!(value, ColumnarValue::Scalar(_));
-        let array = value.into_array(if scalar { 1 } else { n })?;
-        let texts = arrow::compute::cast(&array, &DataType::Utf8)?;
-        let cleaned: StringArray = texts
-            .as_string::<i32>()
-            .iter()
-            .map(|s| s.and_then(integer_part))
-            .collect();
-        if scalar {
-            return Ok(ColumnarValue::Scalar(ScalarValue::try_from_array(
-                &cleaned, 0,
-            )?));
-        }
-        Ok(ColumnarValue::Array(Arc::new(cleaned)))
+        crate::rowfn::per_array(value, n, |array| {
+            let texts = arrow::compute::cast(&array, &DataType::Utf8)?;
+            let cleaned: StringArray = texts
+                .as_string::<i32>()
+                .iter()
+                .map(|s| s.and_then(integer_part))
+                .collect();
+            Ok(Arc::new(cleaned))
+        })
     }
 }
 

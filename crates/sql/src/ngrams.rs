@@ -465,21 +465,30 @@ mod tests {
         words.split(' ').map(|w| Some(w.to_string())).collect()
     }
 
-    #[test]
-    fn bigrams_most_frequent_first_ties_in_word_order() {
+    /// The top n-grams after counting `sentences` with n, k and a context.
+    fn top(
+        n: usize,
+        k: usize,
+        context: Option<Vec<Option<String>>>,
+        sentences: &[&str],
+    ) -> Vec<(Vec<String>, f64)> {
         let mut acc = NGramAccumulator {
-            estimator: Some(Estimator::new(2, 2, 1)),
-            context: None,
+            estimator: Some(Estimator::new(n, k, 1)),
+            context,
         };
-        acc.process(&sentence("a b c a b"));
-        acc.process(&sentence("b c"));
-        let top = acc
-            .estimator
+        for s in sentences {
+            acc.process(&sentence(s));
+        }
+        acc.estimator
             .as_mut()
             .map(Estimator::top)
-            .unwrap_or_default();
+            .unwrap_or_default()
+    }
+
+    #[test]
+    fn bigrams_most_frequent_first_ties_in_word_order() {
         assert_eq!(
-            top,
+            top(2, 2, None, &["a b c a b", "b c"]),
             vec![
                 (vec!["a".to_string(), "b".to_string()], 2.0),
                 (vec!["b".to_string(), "c".to_string()], 2.0),
@@ -489,19 +498,14 @@ mod tests {
 
     #[test]
     fn context_fills_the_nulls() {
-        let mut acc = NGramAccumulator {
-            estimator: Some(Estimator::new(1, 5, 1)),
-            context: Some(vec![Some("i".into()), Some("love".into()), None]),
-        };
-        acc.process(&sentence("i love rust and i love tea"));
-        acc.process(&sentence("i love rust"));
-        let top = acc
-            .estimator
-            .as_mut()
-            .map(Estimator::top)
-            .unwrap_or_default();
+        let context = Some(vec![Some("i".into()), Some("love".into()), None]);
         assert_eq!(
-            top,
+            top(
+                1,
+                5,
+                context,
+                &["i love rust and i love tea", "i love rust"]
+            ),
             vec![
                 (vec!["rust".to_string()], 2.0),
                 (vec!["tea".to_string()], 1.0)

@@ -495,20 +495,32 @@ fn hive_percentile(e: &mut Expr) {
     let Expr::Function(f) = e else { return };
     let Some(args) = plain_args(f) else { return };
     let [value, p] = args.as_slice() else { return };
-    let double = |x: Expr| Expr::Cast {
+    let one = |p: &Expr| {
+        as_double(call(
+            "percentile_cont",
+            vec![as_double(value.clone()), p.clone()],
+        ))
+    };
+    *e = match listed_percentiles(p) {
+        Some(ps) => call("make_array", ps.iter().map(one).collect()),
+        None => one(p),
+    };
+}
+
+/// `CAST(x AS DOUBLE)`.
+fn as_double(x: Expr) -> Expr {
+    Expr::Cast {
         kind: CastKind::Cast,
         expr: Box::new(x),
         data_type: DataType::Double(datafusion::sql::sqlparser::ast::ExactNumberInfo::None),
         array: false,
         format: None,
-    };
-    let one = |p: &Expr| {
-        double(call(
-            "percentile_cont",
-            vec![double(value.clone()), p.clone()],
-        ))
-    };
-    let listed = match p {
+    }
+}
+
+/// The percentiles of an array of them written in place (`array(0.25, 0.75)`); None for one.
+fn listed_percentiles(p: &Expr) -> Option<Vec<Expr>> {
+    match p {
         Expr::Array(a) => Some(a.elem.clone()),
         Expr::Function(g)
             if matches!(function_name(g).as_deref(), Some("array" | "make_array")) =>
@@ -516,11 +528,7 @@ fn hive_percentile(e: &mut Expr) {
             plain_args(g)
         }
         _ => None,
-    };
-    *e = match listed {
-        Some(ps) => call("make_array", ps.iter().map(one).collect()),
-        None => one(p),
-    };
+    }
 }
 
 /// Hive's `percentile_disc(x, p)` (also `percentile_disc(p) WITHIN GROUP (ORDER BY x [DESC])`):
@@ -545,15 +553,7 @@ fn hive_percentile_disc(e: &mut Expr) -> Result<(), SqlError> {
         ),
         _ => return Err(wrong("takes (input, pc)")),
     };
-    let listed = match &p {
-        Expr::Array(a) => Some(a.elem.clone()),
-        Expr::Function(g)
-            if matches!(function_name(g).as_deref(), Some("array" | "make_array")) =>
-        {
-            plain_args(g)
-        }
-        _ => None,
-    };
+    let listed = listed_percentiles(&p);
     let ps = listed.clone().unwrap_or_else(|| vec![p.clone()]);
     for p in &ps {
         let (negative, literal) = match p {
@@ -577,14 +577,7 @@ fn hive_percentile_disc(e: &mut Expr) -> Result<(), SqlError> {
             }
         }
     }
-    let double = |x: Expr| Expr::Cast {
-        kind: CastKind::Cast,
-        expr: Box::new(x),
-        data_type: DataType::Double(datafusion::sql::sqlparser::ast::ExactNumberInfo::None),
-        array: false,
-        format: None,
-    };
-    let mut values = call("array_agg", vec![double(value.clone())]);
+    let mut values = call("array_agg", vec![as_double(value.clone())]);
     if let Expr::Function(g) = &mut values {
         g.filter = Some(Box::new(Expr::IsNotNull(Box::new(value.clone()))));
     }
@@ -605,7 +598,7 @@ fn hive_percentile_disc(e: &mut Expr) -> Result<(), SqlError> {
                 vec![Expr::BinaryOp {
                     left: Box::new(Expr::Nested(Box::new(last.clone()))),
                     op: BinaryOperator::Multiply,
-                    right: Box::new(double(p.clone())),
+                    right: Box::new(as_double(p.clone())),
                 }],
             )),
             data_type: DataType::BigInt(None),

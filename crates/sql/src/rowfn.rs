@@ -178,6 +178,21 @@ impl ScalarUDFImpl for RowFn {
     }
 }
 
+/// Applies `f` to a one-argument function's argument as an array (one row for a constant) and
+/// gives its result in the same form: a constant for a constant.
+pub(crate) fn per_array(
+    value: ColumnarValue,
+    rows: usize,
+    f: impl FnOnce(arrow::array::ArrayRef) -> Result<arrow::array::ArrayRef>,
+) -> Result<ColumnarValue> {
+    let scalar = matches!(value, ColumnarValue::Scalar(_));
+    let out = f(value.into_array(if scalar { 1 } else { rows })?)?;
+    if scalar {
+        return Ok(ColumnarValue::Scalar(ScalarValue::try_from_array(&out, 0)?));
+    }
+    Ok(ColumnarValue::Array(out))
+}
+
 /// `v` cast to `to` as Hive converts a primitive argument; NULL when it does not convert.
 fn converted(v: &ScalarValue, to: &DataType) -> Option<ScalarValue> {
     if v.is_null() {

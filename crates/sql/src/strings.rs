@@ -90,8 +90,6 @@ impl ScalarUDFImpl for HiveLength {
         let Some(value) = args.args.into_iter().next() else {
             return exec_err!("{} requires 1 argument(s), got 0", self.name());
         };
-        let scalar = matches!(value, ColumnarValue::Scalar(_));
-        let array = value.into_array(if scalar { 1 } else { n })?;
         let count = |s: &str| {
             let n = if self.octets {
                 s.len()
@@ -100,34 +98,31 @@ impl ScalarUDFImpl for HiveLength {
             };
             i32::try_from(n).unwrap_or(i32::MAX)
         };
-        let lengths: arrow::array::Int32Array = match array.data_type() {
-            DataType::Binary | DataType::LargeBinary | DataType::BinaryView => {
-                let bytes = arrow::compute::cast(&array, &DataType::LargeBinary)?;
-                bytes
-                    .as_binary::<i64>()
-                    .iter()
-                    .map(|b| b.map(|b| i32::try_from(b.len()).unwrap_or(i32::MAX)))
-                    .collect()
-            }
-            DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View | DataType::Null => {
-                let texts = arrow::compute::cast(&array, &DataType::LargeUtf8)?;
-                texts
-                    .as_string::<i64>()
-                    .iter()
-                    .map(|s| s.map(count))
-                    .collect()
-            }
-            // Anything else: its text as Hive writes it (`length(1e10)` counts `1.0E10`).
-            _ => (0..array.len())
-                .map(|i| crate::render::cell_text(array.as_ref(), i).map(|s| count(&s)))
-                .collect(),
-        };
-        if scalar {
-            return Ok(ColumnarValue::Scalar(ScalarValue::try_from_array(
-                &lengths, 0,
-            )?));
-        }
-        Ok(ColumnarValue::Array(Arc::new(lengths)))
+        crate::rowfn::per_array(value, n, |array| {
+            let lengths: arrow::array::Int32Array = match array.data_type() {
+                DataType::Binary | DataType::LargeBinary | DataType::BinaryView => {
+                    let bytes = arrow::compute::cast(&array, &DataType::LargeBinary)?;
+                    bytes
+                        .as_binary::<i64>()
+                        .iter()
+                        .map(|b| b.map(|b| i32::try_from(b.len()).unwrap_or(i32::MAX)))
+                        .collect()
+                }
+                DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View | DataType::Null => {
+                    let texts = arrow::compute::cast(&array, &DataType::LargeUtf8)?;
+                    texts
+                        .as_string::<i64>()
+                        .iter()
+                        .map(|s| s.map(count))
+                        .collect()
+                }
+                // Anything else: its text as Hive writes it (`length(1e10)` counts `1.0E10`).
+                _ => (0..array.len())
+                    .map(|i| crate::render::cell_text(array.as_ref(), i).map(|s| count(&s)))
+                    .collect(),
+            };
+            Ok(Arc::new(lengths))
+        })
     }
 }
 
