@@ -187,6 +187,18 @@ impl datafusion::logical_expr::planner::ExprPlanner for HiveOperators {
         if !operand(&lt) || !operand(&rt) {
             return Ok(PlannerResult::Original(expr));
         }
+        // Text in arithmetic and comparisons is read as a DOUBLE (`7 - '5'` is 2.0), NULL when it
+        // is no number.
+        let as_double = |e: Expr, t: &DataType| -> Expr {
+            if text(t) {
+                Expr::TryCast(datafusion::logical_expr::TryCast::new(
+                    Box::new(e),
+                    DataType::Float64,
+                ))
+            } else {
+                e
+            }
+        };
         if comparison {
             // Text against a number compares as DOUBLEs (`'1.0' = 1` is true, `'10' > 9` too),
             // NULL where the text is no number; a DECIMAL against a DOUBLE or FLOAT too (Hive's
@@ -208,14 +220,11 @@ impl datafusion::logical_expr::planner::ExprPlanner for HiveOperators {
                 return Ok(PlannerResult::Original(expr));
             }
             let double = |e: Expr, t: &DataType| -> Result<Expr> {
-                Ok(if text(t) {
-                    Expr::TryCast(datafusion::logical_expr::TryCast::new(
-                        Box::new(e),
-                        DataType::Float64,
-                    ))
+                if text(t) {
+                    Ok(as_double(e, t))
                 } else {
-                    e.cast_to(&DataType::Float64, schema)?
-                })
+                    e.cast_to(&DataType::Float64, schema)
+                }
             };
             return Ok(PlannerResult::Planned(Expr::BinaryExpr(BinaryExpr::new(
                 Box::new(double(expr.left, &lt)?),
@@ -223,17 +232,6 @@ impl datafusion::logical_expr::planner::ExprPlanner for HiveOperators {
                 Box::new(double(expr.right, &rt)?),
             ))));
         }
-        // Text in arithmetic is read as a DOUBLE (`7 - '5'` is 2.0), NULL when it is no number.
-        let as_double = |e: Expr, t: &DataType| -> Expr {
-            if text(t) {
-                Expr::TryCast(datafusion::logical_expr::TryCast::new(
-                    Box::new(e),
-                    DataType::Float64,
-                ))
-            } else {
-                e
-            }
-        };
         let (expr, lt, rt) = if text(&lt) || text(&rt) {
             let (l, r) = (as_double(expr.left, &lt), as_double(expr.right, &rt));
             let retype = |t: DataType| if text(&t) { DataType::Float64 } else { t };

@@ -254,18 +254,7 @@ impl AggregateUDFImpl for HistogramAggregate {
             Kind::Histogram => 2..=2,
             Kind::Percentile => 2..=3,
         };
-        if !arity.contains(&args.len()) {
-            let wanted = if arity.start() == arity.end() {
-                arity.start().to_string()
-            } else {
-                format!("{}..{}", arity.start(), arity.end())
-            };
-            return plan_err!(
-                "{} requires {wanted} argument(s), got {}",
-                self.name(),
-                args.len()
-            );
-        }
+        crate::rowfn::check_arity(self.name(), &arity, args.len())?;
         if !(args[0].is_numeric() || args[0].is_null()) {
             return plan_err!(
                 "{}: Only numeric type arguments are accepted but {} was passed as parameter 1.",

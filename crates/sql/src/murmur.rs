@@ -144,15 +144,8 @@ fn elements_hash(list: &dyn Array) -> Result<i32> {
     if list.is_empty() || list.is_null(0) {
         return Ok(0);
     }
-    let values = match list.data_type() {
-        arrow::datatypes::DataType::List(_) => arrow::array::AsArray::as_list::<i32>(list).value(0),
-        arrow::datatypes::DataType::LargeList(_) => {
-            arrow::array::AsArray::as_list::<i64>(list).value(0)
-        }
-        arrow::datatypes::DataType::FixedSizeList(..) => {
-            arrow::array::AsArray::as_fixed_size_list(list).value(0)
-        }
-        other => return exec_err!("murmur_hash: {other} is not an array"),
+    let Some(values) = crate::rowfn::list_at(list, 0) else {
+        return exec_err!("murmur_hash: {} is not an array", list.data_type());
     };
     for i in 0..values.len() {
         let v = ScalarValue::try_from_array(&values, i)?;

@@ -104,13 +104,7 @@ impl AggregateUDFImpl for NGrams {
     }
 
     fn return_type(&self, args: &[DataType]) -> Result<DataType> {
-        if !(3..=4).contains(&args.len()) {
-            return plan_err!(
-                "{} requires 3..4 argument(s), got {}",
-                self.name(),
-                args.len()
-            );
-        }
+        crate::rowfn::check_arity(self.name(), &(3..=4), args.len())?;
         let words = element(&args[0]).map(|e| element(e).unwrap_or(e));
         if !words.is_some_and(is_text) {
             return plan_err!(
@@ -229,12 +223,9 @@ fn sentences(row: &ArrayRef) -> Result<Vec<Vec<Option<String>>>> {
                 if row.is_null(i) {
                     continue;
                 }
-                let inner = match row.data_type() {
-                    DataType::List(_) => row.as_list::<i32>().value(i),
-                    DataType::LargeList(_) => row.as_list::<i64>().value(i),
-                    _ => row.as_fixed_size_list().value(i),
-                };
-                out.push(words(&inner)?);
+                if let Some(inner) = crate::rowfn::list_at(row.as_ref(), i) {
+                    out.push(words(&inner)?);
+                }
             }
             Ok(out)
         }
@@ -357,11 +348,8 @@ impl Accumulator for NGramAccumulator {
             if rows.is_null(i) {
                 continue;
             }
-            let row = match rows.data_type() {
-                DataType::List(_) => rows.as_list::<i32>().value(i),
-                DataType::LargeList(_) => rows.as_list::<i64>().value(i),
-                DataType::FixedSizeList(..) => rows.as_fixed_size_list().value(i),
-                other => return exec_err!("ngrams takes arrays of strings, not {other}"),
+            let Some(row) = crate::rowfn::list_at(rows.as_ref(), i) else {
+                return exec_err!("ngrams takes arrays of strings, not {}", rows.data_type());
             };
             for sentence in sentences(&row)? {
                 self.process(&sentence);

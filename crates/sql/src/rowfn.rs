@@ -77,16 +77,7 @@ impl RowFn {
 
     /// Hive's error for a call with too few or too many arguments (its `checkArgsSize`).
     fn check_arity(&self, n: usize) -> Result<()> {
-        if self.arity.contains(&n) {
-            return Ok(());
-        }
-        let (min, max) = (self.arity.start(), self.arity.end());
-        let wanted = if min == max {
-            min.to_string()
-        } else {
-            format!("{min}..{max}")
-        };
-        plan_err!("{} requires {wanted} argument(s), got {n}", self.name)
+        check_arity(self.name, &self.arity, n)
     }
 
     /// The same function, its result type also depending on its constant arguments.
@@ -175,6 +166,33 @@ impl ScalarUDFImpl for RowFn {
             return Ok(ColumnarValue::Array(arrow::array::new_empty_array(&ret)));
         }
         Ok(ColumnarValue::Array(ScalarValue::iter_to_array(out)?))
+    }
+}
+
+/// Hive's error for a call of `name` with `n` arguments when it takes `arity` (its
+/// `checkArgsSize`): `f requires 2..3 argument(s), got 1`.
+pub(crate) fn check_arity(name: &str, arity: &RangeInclusive<usize>, n: usize) -> Result<()> {
+    if arity.contains(&n) {
+        return Ok(());
+    }
+    let (min, max) = (arity.start(), arity.end());
+    let wanted = if min == max {
+        min.to_string()
+    } else {
+        format!("{min}..{max}")
+    };
+    plan_err!("{name} requires {wanted} argument(s), got {n}")
+}
+
+/// The list at row `i` of an array of lists (List, LargeList or FixedSizeList); None for any
+/// other array.
+pub(crate) fn list_at(array: &dyn arrow::array::Array, i: usize) -> Option<arrow::array::ArrayRef> {
+    use arrow::array::AsArray;
+    match array.data_type() {
+        DataType::List(_) => Some(array.as_list::<i32>().value(i)),
+        DataType::LargeList(_) => Some(array.as_list::<i64>().value(i)),
+        DataType::FixedSizeList(..) => Some(array.as_fixed_size_list().value(i)),
+        _ => None,
     }
 }
 
