@@ -129,6 +129,7 @@ impl HiveSchema {
             .with_config(config)
             .with_catalog_list(catalogs)
             .with_default_features()
+            .with_analyzer_rules(crate::typing::analyzer_rules())
             .build();
         let ctx = SessionContext::new_with_state(state);
         crate::functions::register(&ctx);

@@ -149,11 +149,19 @@ fn typed_number(parser: &mut Parser) -> Option<Expr> {
         ]
         .into_iter()
         .find_map(|(suffix, ty)| upper.strip_suffix(suffix).map(|d| (d.to_string(), ty)))?;
-        // Integer suffixes take whole numbers; BD and D a decimal point too (no exponent).
-        let dots = digits.chars().filter(|c| *c == '.').count();
-        let numeric = digits.chars().all(|c| c.is_ascii_digit() || c == '.')
-            && digits.chars().any(|c| c.is_ascii_digit())
-            && dots <= usize::from(matches!(ty, DataType::Decimal(_) | DataType::Double(_)));
+        // Integer suffixes take whole numbers; BD and D a decimal point too, D an exponent too.
+        let (mantissa, exponent) = match digits.split_once(['E', 'e']) {
+            Some((m, e)) if matches!(ty, DataType::Double(_)) => (m, Some(e)),
+            _ => (digits.as_str(), None),
+        };
+        let dots = mantissa.chars().filter(|c| *c == '.').count();
+        let numeric = mantissa.chars().all(|c| c.is_ascii_digit() || c == '.')
+            && mantissa.chars().any(|c| c.is_ascii_digit())
+            && dots <= usize::from(matches!(ty, DataType::Decimal(_) | DataType::Double(_)))
+            && exponent.is_none_or(|e| {
+                let e = e.strip_prefix(['+', '-']).unwrap_or(e);
+                !e.is_empty() && e.chars().all(|c| c.is_ascii_digit())
+            });
         numeric.then_some((digits, ty))
     };
     let (digits, data_type) = match &parser.peek_token_ref().token {
@@ -168,7 +176,7 @@ fn typed_number(parser: &mut Parser) -> Option<Expr> {
             let suffix = match parser.peek_token_no_skip().token {
                 // The number's own digits decide (`1.5L` is 1.5 aliased L, as Hive reads it).
                 Token::Word(w) if w.quote_style.is_none() => suffixed(&format!("{n}{}", w.value))
-                    .filter(|(digits, _)| *digits == n)
+                    .filter(|(digits, _)| digits.eq_ignore_ascii_case(&n))
                     .map(|(_, ty)| ty),
                 _ => None,
             };

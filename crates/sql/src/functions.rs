@@ -282,6 +282,11 @@ impl datafusion::logical_expr::planner::ExprPlanner for HiveOperators {
     }
 }
 
+/// `hive_to_string` as a function value, for the rewrites that put it into plans.
+pub(crate) fn hive_to_string_udf() -> Arc<ScalarUDF> {
+    Arc::new(ScalarUDF::from(HiveToString::new(false)))
+}
+
 /// `hive_to_string(x)`: x as Hive writes a value as text, as clients are sent it
 /// ([`crate::render::cell_text`]: a DOUBLE as Java's `Double.toString`, a TIMESTAMP with a
 /// space, a DECIMAL to its scale); text stays as it is. `hive_cast_to_string(x)` is the same

@@ -262,6 +262,7 @@ impl Engine {
             // Before the defaults, so Hive's 0-based array subscripts win.
             .with_expr_planners(vec![Arc::new(crate::functions::HiveSubscripts)])
             .with_default_features()
+            .with_analyzer_rules(crate::typing::analyzer_rules())
             .build();
         let ctx = SessionContext::new_with_state(state);
         crate::functions::register(&ctx);

@@ -1,0 +1,299 @@
+//! Hive's typing where it needs the types DataFusion's planner found: an analyzer rule that
+//! runs just before DataFusion's type coercion.
+//!
+//! **Common types** where values of different types meet in one result: the branches of
+//! `CASE`, `IF`, `COALESCE` and `NVL`, a simple CASE's operand and its `WHEN` values, and the
+//! columns of `UNION [ALL]`. Hive ranks numbers below STRING (its `FunctionRegistry.getCommonClass`), so text meeting a
+//! number makes the result a STRING, and the number is written as Hive writes it (`1.0E10`,
+//! not Arrow's `10000000000`): `COALESCE(1, 'a')` is the string `'1'`, and
+//! `CASE '1.0' WHEN 1 ..` compares `'1.0'` with `'1'` as text. A UNION also turns a DATE or
+//! TIMESTAMP meeting text into text (`getCommonClassForUnionAll`). Numbers meeting numbers keep
+//! DataFusion's coercion, which gives Hive's types (a DECIMAL and a DOUBLE meet as
+//! DECIMAL(30,15) in both). DataFusion's coercion then finds the branches of one type.
+//!
+//! **Numbers cast to TIMESTAMP**: an integer or BOOLEAN is milliseconds since 1970-01-01
+//! (Hive's `hive.int.timestamp.conversion.in.seconds`, false by default), a DOUBLE, FLOAT or
+//! DECIMAL seconds with a fraction (`CAST(1.5 AS TIMESTAMP)` is 00:00:01.5). Arrow's cast
+//! would read either as the target's own unit (microseconds).
+
+use std::sync::Arc;
+
+use arrow::datatypes::{DataType, TimeUnit};
+use datafusion::common::config::ConfigOptions;
+use datafusion::common::tree_node::{Transformed, TreeNode};
+use datafusion::common::{Column, DFSchema, Result, ScalarValue};
+use datafusion::logical_expr::expr::{Cast, ScalarFunction, TryCast};
+use datafusion::logical_expr::expr_rewriter::NamePreserver;
+use datafusion::logical_expr::utils::merge_schema;
+use datafusion::logical_expr::{
+    lit, Expr, ExprSchemable, LogicalPlan, Projection, ScalarUDF, Union,
+};
+use datafusion::optimizer::AnalyzerRule;
+
+/// DataFusion's analyzer rules with [`HiveTyping`] just before type coercion.
+pub(crate) fn analyzer_rules() -> Vec<Arc<dyn AnalyzerRule + Send + Sync>> {
+    let mut rules = datafusion::optimizer::Analyzer::new().rules;
+    let at = rules
+        .iter()
+        .position(|r| r.name() == "type_coercion")
+        .unwrap_or(rules.len());
+    rules.insert(at, Arc::new(HiveTyping::new()));
+    rules
+}
+
+/// The analyzer rule (see the module's text).
+#[derive(Debug)]
+pub(crate) struct HiveTyping {
+    to_string: Arc<ScalarUDF>,
+}
+
+/// Which types may meet text and become text with it.
+#[derive(Clone, Copy, PartialEq)]
+enum Meeting {
+    /// CASE, IF, COALESCE, NVL: numbers only.
+    Branches,
+    /// UNION: numbers, dates and timestamps.
+    Union,
+}
+
+fn is_text(t: &DataType) -> bool {
+    match t {
+        DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => true,
+        DataType::Dictionary(_, v) => is_text(v),
+        _ => false,
+    }
+}
+
+/// Whether a value of type `t` becomes text where it meets text.
+fn turns_to_text(t: &DataType, meeting: Meeting) -> bool {
+    t.is_numeric()
+        || (meeting == Meeting::Union
+            && matches!(
+                t,
+                DataType::Date32 | DataType::Date64 | DataType::Timestamp(..)
+            ))
+}
+
+/// Whether values of these types meet as text: some are text, the others text, NULL or of a
+/// type that turns to text, and at least one is not text.
+fn meet_as_text(types: &[&DataType], meeting: Meeting) -> bool {
+    types.iter().any(|t| is_text(t))
+        && types.iter().any(|t| turns_to_text(t, meeting))
+        && types
+            .iter()
+            .all(|t| is_text(t) || t.is_null() || turns_to_text(t, meeting))
+}
+
+fn is_timestamp(t: &DataType) -> bool {
+    matches!(t, DataType::Timestamp(_, None))
+}
+
+/// A number about to be cast to a TIMESTAMP, as a TIMESTAMP the way Hive reads it (see the
+/// module's text), and whether it changed. Out of range is NULL.
+fn timestamp_of_number(value: Expr, schema: &DFSchema) -> (Expr, bool) {
+    let Ok(t) = value.get_type(schema) else {
+        return (value, false);
+    };
+    let try_cast = |e: Expr, t: DataType| Expr::TryCast(TryCast::new(Box::new(e), t));
+    let micros = if t.is_integer() || t == DataType::Boolean {
+        let millis = try_cast(value, DataType::Int64);
+        return (
+            try_cast(millis, DataType::Timestamp(TimeUnit::Millisecond, None)),
+            true,
+        );
+    } else if t.is_floating()
+        || matches!(
+            t,
+            DataType::Decimal128(..)
+                | DataType::Decimal256(..)
+                | DataType::Decimal32(..)
+                | DataType::Decimal64(..)
+        )
+    {
+        let seconds = try_cast(value, DataType::Float64);
+        datafusion::functions::math::expr_fn::round(vec![seconds * lit(1_000_000f64)])
+    } else {
+        return (value, false);
+    };
+    (
+        try_cast(
+            try_cast(micros, DataType::Int64),
+            DataType::Timestamp(TimeUnit::Microsecond, None),
+        ),
+        true,
+    )
+}
+
+impl HiveTyping {
+    fn new() -> Self {
+        Self {
+            to_string: crate::functions::hive_to_string_udf(),
+        }
+    }
+
+    fn text_of(&self, e: Expr) -> Expr {
+        Expr::ScalarFunction(ScalarFunction::new_udf(self.to_string.clone(), vec![e]))
+    }
+
+    /// Writes as text those of `exprs` that are not text, when they meet as text. Whether
+    /// any changed; an expression whose type cannot be found leaves all as they are.
+    fn unify(&self, mut exprs: Vec<&mut Expr>, schema: &DFSchema) -> bool {
+        let Ok(types) = exprs
+            .iter()
+            .map(|e| e.get_type(schema))
+            .collect::<Result<Vec<_>>>()
+        else {
+            return false;
+        };
+        if !meet_as_text(&types.iter().collect::<Vec<_>>(), Meeting::Branches) {
+            return false;
+        }
+        for (e, t) in exprs.iter_mut().zip(&types) {
+            if turns_to_text(t, Meeting::Branches) {
+                let value = std::mem::replace(&mut **e, Expr::Literal(ScalarValue::Null, None));
+                **e = self.text_of(value);
+            }
+        }
+        true
+    }
+
+    fn expr(&self, e: Expr, schema: &DFSchema) -> Result<Transformed<Expr>> {
+        match e {
+            Expr::ScalarFunction(mut f) => {
+                let branches: Vec<&mut Expr> = match (f.func.name(), f.args.len()) {
+                    ("coalesce" | "nvl", _) => f.args.iter_mut().collect(),
+                    ("if", 3) => f.args.iter_mut().skip(1).collect(),
+                    _ => Vec::new(),
+                };
+                let changed = !branches.is_empty() && self.unify(branches, schema);
+                Ok(Transformed::new_transformed(
+                    Expr::ScalarFunction(f),
+                    changed,
+                ))
+            }
+            Expr::Case(mut case) => {
+                let results: Vec<&mut Expr> = case
+                    .when_then_expr
+                    .iter_mut()
+                    .map(|(_, then)| then.as_mut())
+                    .chain(case.else_expr.iter_mut().map(|e| e.as_mut()))
+                    .collect();
+                let mut changed = self.unify(results, schema);
+                if let Some(operand) = case.expr.as_mut() {
+                    let compared: Vec<&mut Expr> = std::iter::once(operand.as_mut())
+                        .chain(
+                            case.when_then_expr
+                                .iter_mut()
+                                .map(|(when, _)| when.as_mut()),
+                        )
+                        .collect();
+                    changed |= self.unify(compared, schema);
+                }
+                Ok(Transformed::new_transformed(Expr::Case(case), changed))
+            }
+            Expr::Cast(Cast { expr, field }) if is_timestamp(field.data_type()) => {
+                let (value, changed) = timestamp_of_number(*expr, schema);
+                Ok(Transformed::new_transformed(
+                    Expr::Cast(Cast {
+                        expr: Box::new(value),
+                        field,
+                    }),
+                    changed,
+                ))
+            }
+            Expr::TryCast(TryCast { expr, field }) if is_timestamp(field.data_type()) => {
+                let (value, changed) = timestamp_of_number(*expr, schema);
+                Ok(Transformed::new_transformed(
+                    Expr::TryCast(TryCast {
+                        expr: Box::new(value),
+                        field,
+                    }),
+                    changed,
+                ))
+            }
+            other => Ok(Transformed::no(other)),
+        }
+    }
+
+    fn node(&self, plan: LogicalPlan) -> Result<Transformed<LogicalPlan>> {
+        if let LogicalPlan::Union(union) = plan {
+            return self.union(union);
+        }
+        let mut schema = merge_schema(&plan.inputs());
+        if let LogicalPlan::TableScan(scan) = &plan {
+            // A scan's pushed filters name the table's columns.
+            if let Ok(source) =
+                DFSchema::try_from_qualified_schema(scan.table_name.clone(), &scan.source.schema())
+            {
+                schema.merge(&source);
+            }
+        }
+        let names = NamePreserver::new(&plan);
+        let rewritten = plan.map_expressions(|expr| {
+            let name = names.save(&expr);
+            expr.transform_up(|e| self.expr(e, &schema))
+                .map(|t| t.update_data(|e| name.restore(e)))
+        })?;
+        if rewritten.transformed {
+            rewritten.map_data(|plan| plan.recompute_schema())
+        } else {
+            Ok(rewritten)
+        }
+    }
+
+    /// A UNION's columns where text meets numbers, dates or timestamps: each input's other
+    /// values written as text under a projection.
+    fn union(&self, union: Union) -> Result<Transformed<LogicalPlan>> {
+        let width = union.schema.fields().len();
+        let as_text: Vec<bool> = (0..width)
+            .map(|i| {
+                let types: Vec<&DataType> = union
+                    .inputs
+                    .iter()
+                    .filter_map(|p| p.schema().fields().get(i).map(|f| f.data_type()))
+                    .collect();
+                types.len() == union.inputs.len() && meet_as_text(&types, Meeting::Union)
+            })
+            .collect();
+        if !as_text.contains(&true) {
+            return Ok(Transformed::no(LogicalPlan::Union(union)));
+        }
+        let mut inputs = Vec::with_capacity(union.inputs.len());
+        for input in &union.inputs {
+            let schema = input.schema().clone();
+            let exprs: Vec<Expr> = schema
+                .iter()
+                .enumerate()
+                .map(|(i, (qualifier, field))| {
+                    let column = Expr::Column(Column::from((qualifier, field)));
+                    if as_text[i] && turns_to_text(field.data_type(), Meeting::Union) {
+                        self.text_of(column)
+                            .alias_qualified(qualifier.cloned(), field.name())
+                    } else {
+                        column
+                    }
+                })
+                .collect();
+            match Projection::try_new(exprs, input.clone()) {
+                Ok(p) => inputs.push(Arc::new(LogicalPlan::Projection(p))),
+                // (Columns of one name twice: left to DataFusion's coercion.)
+                Err(_) => return Ok(Transformed::no(LogicalPlan::Union(union))),
+            }
+        }
+        Ok(Transformed::yes(LogicalPlan::Union(
+            Union::try_new_with_loose_types(inputs)?,
+        )))
+    }
+}
+
+impl AnalyzerRule for HiveTyping {
+    fn name(&self) -> &str {
+        "hive_typing"
+    }
+
+    fn analyze(&self, plan: LogicalPlan, _config: &ConfigOptions) -> Result<LogicalPlan> {
+        Ok(plan
+            .transform_up_with_subqueries(|plan| self.node(plan))?
+            .data)
+    }
+}
