@@ -247,41 +247,6 @@ pub fn to_datafusion(statement: &mut Statement) -> Result<(), SqlError> {
                     format: None,
                 };
             }
-            // `x BETWEEN a AND b` and `x IN (a, ..)` as the comparisons they stand for, so they
-            // compare text with numbers as `=`, `<` and `>` do (as DOUBLEs: `'1.5' IN (1.5, 2)`);
-            // only where x is a name or a constant, which reading twice cannot change.
-            Expr::Between {
-                expr,
-                negated,
-                low,
-                high,
-            } if plain_operand(expr) => {
-                let compare = |op: BinaryOperator, bound: &Expr| Expr::BinaryOp {
-                    left: Box::new(Expr::Nested(expr.clone())),
-                    op,
-                    right: Box::new(Expr::Nested(Box::new(bound.clone()))),
-                };
-                let within = Expr::Nested(Box::new(Expr::BinaryOp {
-                    left: Box::new(compare(BinaryOperator::GtEq, low)),
-                    op: BinaryOperator::And,
-                    right: Box::new(compare(BinaryOperator::LtEq, high)),
-                }));
-                *e = negate_if(*negated, within);
-            }
-            Expr::InList {
-                expr,
-                list,
-                negated,
-            } if plain_operand(expr) && !list.is_empty() && list.len() <= MAX_IN_AS_EQUALITIES => {
-                let equalities = list.iter().map(|item| Expr::BinaryOp {
-                    left: Box::new(Expr::Nested(expr.clone())),
-                    op: BinaryOperator::Eq,
-                    right: Box::new(Expr::Nested(Box::new(item.clone()))),
-                });
-                if let Some(any) = joined(equalities, BinaryOperator::Or) {
-                    *e = negate_if(*negated, Expr::Nested(Box::new(any)));
-                }
-            }
             // `!a` is NOT a.
             Expr::UnaryOp { op, .. } if *op == UnaryOperator::BangNot => *op = UnaryOperator::Not,
             // `~a`: every bit of a flipped, a XOR -1.
@@ -540,34 +505,6 @@ fn hive_percentile(e: &mut Expr) {
         Some(ps) => call("make_array", ps.iter().map(one).collect()),
         None => one(p),
     };
-}
-
-/// The longest `IN (..)` list written as equalities; a longer one stays a list (DataFusion's
-/// coercion then applies to it).
-const MAX_IN_AS_EQUALITIES: usize = 64;
-
-/// Whether reading `e` twice gives the same value at no cost: a name, a constant, or a cast
-/// or sign of one.
-fn plain_operand(e: &Expr) -> bool {
-    match e {
-        Expr::Identifier(_) | Expr::CompoundIdentifier(_) | Expr::Value(_) => true,
-        Expr::Nested(x) | Expr::UnaryOp { expr: x, .. } | Expr::Cast { expr: x, .. } => {
-            plain_operand(x)
-        }
-        _ => false,
-    }
-}
-
-/// `NOT (e)` when `negated`, else `e`.
-fn negate_if(negated: bool, e: Expr) -> Expr {
-    if negated {
-        Expr::UnaryOp {
-            op: UnaryOperator::Not,
-            expr: Box::new(e),
-        }
-    } else {
-        e
-    }
 }
 
 /// `CAST(x AS DOUBLE)`.

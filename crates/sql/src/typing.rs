@@ -11,6 +11,10 @@
 //! DataFusion's coercion, which gives Hive's types (a DECIMAL and a DOUBLE meet as
 //! DECIMAL(30,15) in both). DataFusion's coercion then finds the branches of one type.
 //!
+//! **IN and BETWEEN** compare as `=`, `<` and `>` do (`HiveOperators` in `functions.rs`):
+//! text with numbers as DOUBLEs (`'1.5' IN (1.5, 2)` is true, `'x' IN (1)` NULL), and a
+//! DECIMAL with a DOUBLE too (Hive's `getCommonClassForComparison`).
+//!
 //! **Numbers cast to TIMESTAMP**: an integer or BOOLEAN is milliseconds since 1970-01-01
 //! (Hive's `hive.int.timestamp.conversion.in.seconds`, false by default), a DOUBLE, FLOAT or
 //! DECIMAL seconds with a fraction (`CAST(1.5 AS TIMESTAMP)` is 00:00:01.5). Arrow's cast
@@ -84,6 +88,50 @@ fn meet_as_text(types: &[&DataType], meeting: Meeting) -> bool {
             .all(|t| is_text(t) || t.is_null() || turns_to_text(t, meeting))
 }
 
+fn is_decimal(t: &DataType) -> bool {
+    matches!(
+        t,
+        DataType::Decimal32(..)
+            | DataType::Decimal64(..)
+            | DataType::Decimal128(..)
+            | DataType::Decimal256(..)
+    )
+}
+
+/// Operands of one comparison (IN's value and list, BETWEEN's value and bounds) as DOUBLEs
+/// where text meets a number or a DECIMAL a DOUBLE or FLOAT, text that is no number as NULL.
+/// Whether they changed.
+fn compare_as_doubles(mut operands: Vec<&mut Expr>, schema: &DFSchema) -> bool {
+    let Ok(types) = operands
+        .iter()
+        .map(|e| e.get_type(schema))
+        .collect::<Result<Vec<_>>>()
+    else {
+        return false;
+    };
+    let any = |f: &dyn Fn(&DataType) -> bool| types.iter().any(f);
+    let comparable = types
+        .iter()
+        .all(|t| t.is_numeric() || t.is_null() || is_text(t));
+    let text_and_number = any(&is_text) && any(&|t: &DataType| t.is_numeric());
+    let float_and_decimal = any(&|t: &DataType| t.is_floating()) && any(&is_decimal);
+    if !comparable || !(text_and_number || float_and_decimal) {
+        return false;
+    }
+    for (e, t) in operands.iter_mut().zip(&types) {
+        if *t == DataType::Float64 || t.is_null() {
+            continue;
+        }
+        let value = std::mem::replace(&mut **e, Expr::Literal(ScalarValue::Null, None));
+        **e = if is_text(t) {
+            Expr::TryCast(TryCast::new(Box::new(value), DataType::Float64))
+        } else {
+            Expr::Cast(Cast::new(Box::new(value), DataType::Float64))
+        };
+    }
+    true
+}
+
 fn is_timestamp(t: &DataType) -> bool {
     matches!(t, DataType::Timestamp(_, None))
 }
@@ -101,15 +149,7 @@ fn timestamp_of_number(value: Expr, schema: &DFSchema) -> (Expr, bool) {
             try_cast(millis, DataType::Timestamp(TimeUnit::Millisecond, None)),
             true,
         );
-    } else if t.is_floating()
-        || matches!(
-            t,
-            DataType::Decimal128(..)
-                | DataType::Decimal256(..)
-                | DataType::Decimal32(..)
-                | DataType::Decimal64(..)
-        )
-    {
+    } else if t.is_floating() || is_decimal(&t) {
         let seconds = try_cast(value, DataType::Float64);
         datafusion::functions::math::expr_fn::round(vec![seconds * lit(1_000_000f64)])
     } else {
@@ -208,6 +248,25 @@ impl HiveTyping {
                         expr: Box::new(value),
                         field,
                     }),
+                    changed,
+                ))
+            }
+            Expr::InList(mut in_list) => {
+                let operands: Vec<&mut Expr> = std::iter::once(in_list.expr.as_mut())
+                    .chain(in_list.list.iter_mut())
+                    .collect();
+                let changed = compare_as_doubles(operands, schema);
+                Ok(Transformed::new_transformed(Expr::InList(in_list), changed))
+            }
+            Expr::Between(mut between) => {
+                let operands = vec![
+                    between.expr.as_mut(),
+                    between.low.as_mut(),
+                    between.high.as_mut(),
+                ];
+                let changed = compare_as_doubles(operands, schema);
+                Ok(Transformed::new_transformed(
+                    Expr::Between(between),
                     changed,
                 ))
             }
