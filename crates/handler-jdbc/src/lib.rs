@@ -106,7 +106,7 @@ impl StorageHandler for JdbcHandler {
             insert: true,
             overwrite: true,
             alter: vec![AlterOp::AddProps, AlterOp::DropProps, AlterOp::AddCols],
-            location: false,
+            ..Capabilities::default()
         }
     }
 

@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use apiary_metastore::Metastore;
-use apiary_storage::handler::Registry;
+use apiary_storage::handler::{AsOf, Registry};
 use apiary_storage::NativeTable;
 
 use crate::recovery::Unavailable;
@@ -100,6 +100,41 @@ pub struct HiveSchema {
 }
 
 impl HiveSchema {
+    /// A table as of an earlier state (`FOR SYSTEM_VERSION AS OF`, `FOR SYSTEM_TIME AS OF`),
+    /// which only a storage handler that keeps versions can give.
+    async fn table_as_of(
+        &self,
+        name: &str,
+        as_of: AsOf,
+    ) -> DfResult<Option<Arc<dyn TableProvider>>> {
+        let Some(table) = self
+            .metastore
+            .get_table(&self.db, name)
+            .await
+            .map_err(df_err)?
+        else {
+            return Ok(None);
+        };
+        let Some(class) = table.storage_handler() else {
+            return Err(DataFusionError::Plan(format!(
+                "table {} keeps no earlier versions to read (only tables of a storage handler that keeps them do)",
+                table.qualified_name()
+            )));
+        };
+        let handler = self.handlers.resolve(class).ok_or_else(|| {
+            DataFusionError::Plan(format!(
+                "Error in loading storage handler.{class} (table {})",
+                table.qualified_name()
+            ))
+        })?;
+        let job = handler.job_properties(&table);
+        handler
+            .table_provider_as_of(&table, job, as_of)
+            .await
+            .map(Some)
+            .map_err(|e| DataFusionError::External(Box::new(e)))
+    }
+
     /// A view as DataFusion sees it: its text planned in a context whose current database is
     /// the one it was created in, with the view's column names.
     async fn view(&self, table: &apiary_metastore::Table) -> DfResult<Arc<dyn TableProvider>> {
@@ -191,6 +226,9 @@ impl SchemaProvider for HiveSchema {
     }
 
     async fn table(&self, name: &str) -> DfResult<Option<Arc<dyn TableProvider>>> {
+        if let Some((name, as_of)) = AsOf::of_table_name(name) {
+            return self.table_as_of(name, as_of).await;
+        }
         if let Some(reason) = self.unavailable.reason(&self.db, name) {
             return Err(DataFusionError::Plan(format!(
                 "table {}.{name} is unavailable: its recovery at start-up failed ({reason}); see the server log, or DROP it",

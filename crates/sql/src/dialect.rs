@@ -57,6 +57,12 @@ impl Dialect for HiveQl {
         self.hive.supports_bang_not_operator()
     }
 
+    /// `FOR SYSTEM_TIME AS OF` (and `VERSION AS OF`, which `FOR SYSTEM_VERSION AS OF` is read
+    /// as) after a table name: Hive 4's time travel ([`crate::time_travel`]).
+    fn supports_table_versioning(&self) -> bool {
+        true
+    }
+
     fn supports_load_data(&self) -> bool {
         self.hive.supports_load_data()
     }

@@ -40,6 +40,7 @@ mod strings;
 mod substitute;
 pub mod task;
 mod text;
+mod time_travel;
 mod typing;
 mod xpath;
 pub use apiary_storage::handler::Registry;

@@ -134,6 +134,7 @@ pub fn operator_count(tokens: &[TokenWithSpan]) -> usize {
 }
 
 pub fn to_datafusion(statement: &mut Statement) -> Result<(), SqlError> {
+    crate::time_travel::rewrite(statement)?;
     crate::clauses::rewrite(statement)?;
     let mut grouping = GroupByModifiers { refused: None };
     let _ = statement.visit(&mut grouping);

@@ -704,10 +704,11 @@ impl SqlSession {
 
     async fn plan_sql(&mut self, text: &str) -> Result<Prepared, SqlError> {
         let dialect = HiveQl::default();
-        let tokens = Tokenizer::new(&dialect, text)
+        let mut tokens = Tokenizer::new(&dialect, text)
             .with_unescape(true)
             .tokenize_with_location()
             .map_err(|e| parse_error(ParserError::TokenizerError(e.to_string())))?;
+        crate::time_travel::version_tokens(&mut tokens);
         let limit = self.max_nesting();
         let operators = rewrite::operator_count(&tokens);
         if operators > limit.saturating_mul(OPERATORS_PER_LEVEL) {

@@ -1,6 +1,7 @@
 //! SHOW CREATE TABLE in Hive's layout.
 
-use apiary_metastore::{Table, TableType};
+use apiary_metastore::{Column, Table, TableType};
+use apiary_storage::handler::PARTITION_COLUMNS;
 
 fn quote(s: &str) -> String {
     s.replace('\\', "\\\\").replace('\'', "\\'")
@@ -20,23 +21,37 @@ pub fn show_create_table(t: &Table) -> String {
         "CREATE TABLE"
     };
     s.push_str(&format!("{kind} `{}`(\n", t.name));
-    let cols: Vec<String> =
+    // A handler's partition columns (the last columns, named in a parameter) go back under
+    // PARTITIONED BY.
+    let handler_partitions: Vec<&str> = match t.parameters.get(PARTITION_COLUMNS) {
+        Some(names) if t.storage_handler().is_some() => names.split(',').map(str::trim).collect(),
+        _ => Vec::new(),
+    };
+    let (columns, partition_keys): (Vec<&Column>, Vec<&Column>) = if handler_partitions.is_empty() {
+        (
+            t.sd.columns.iter().collect(),
+            t.partition_keys.iter().collect(),
+        )
+    } else {
         t.sd.columns
             .iter()
-            .map(|c| match &c.comment {
-                Some(cm) => format!("  `{}` {} COMMENT '{}'", c.name, c.type_name, quote(cm)),
-                None => format!("  `{}` {}", c.name, c.type_name),
-            })
-            .collect();
+            .partition(|c| !handler_partitions.contains(&c.name.as_str()))
+    };
+    let cols: Vec<String> = columns
+        .iter()
+        .map(|c| match &c.comment {
+            Some(cm) => format!("  `{}` {} COMMENT '{}'", c.name, c.type_name, quote(cm)),
+            None => format!("  `{}` {}", c.name, c.type_name),
+        })
+        .collect();
     s.push_str(&cols.join(", \n"));
     s.push_str(")\n");
     if let Some(c) = t.parameters.get("comment") {
         s.push_str(&format!("COMMENT '{}'\n", quote(c)));
     }
-    if !t.partition_keys.is_empty() {
+    if !partition_keys.is_empty() {
         s.push_str("PARTITIONED BY ( \n");
-        let keys: Vec<String> = t
-            .partition_keys
+        let keys: Vec<String> = partition_keys
             .iter()
             .map(|c| match &c.comment {
                 Some(cm) => format!("  `{}` {} COMMENT '{}'", c.name, c.type_name, quote(cm)),
@@ -93,7 +108,10 @@ pub fn show_create_table(t: &Table) -> String {
     let shown: std::collections::BTreeMap<String, String> = t
         .parameters
         .iter()
-        .filter(|(k, _)| !matches!(k.as_str(), "EXTERNAL" | "comment" | "storage_handler"))
+        .filter(|(k, _)| {
+            !matches!(k.as_str(), "EXTERNAL" | "comment" | "storage_handler")
+                && k.as_str() != PARTITION_COLUMNS
+        })
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect();
     if !shown.is_empty() {

@@ -27,6 +27,12 @@ use datafusion::physical_plan::SendableRecordBatchStream;
 /// that operation, so DROP never removes an object the table did not create.
 pub const CREATED_BY: &str = "apiary.handler.op";
 
+/// Table parameter listing, comma-separated, the columns a managed table named in PARTITIONED
+/// BY, for a handler whose objects keep their own partitioning
+/// ([`Capabilities::partition_columns`]). Those columns are the last of the table's columns
+/// (the catalog has no partitions of its own for the table).
+pub const PARTITION_COLUMNS: &str = "apiary.partition.columns";
+
 /// Error of a handler or its hook.
 #[derive(Debug, thiserror::Error)]
 pub enum HandlerError {
@@ -84,6 +90,39 @@ impl fmt::Display for AlterOp {
     }
 }
 
+/// An earlier state of a table to read: Hive's `FOR SYSTEM_VERSION AS OF n` and
+/// `FOR SYSTEM_TIME AS OF '<timestamp>'`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AsOf {
+    /// The table as its version `n` left it.
+    Version(i64),
+    /// The table as its last change at or before this time left it (milliseconds since
+    /// 1970-01-01 UTC).
+    Time(i64),
+}
+
+impl AsOf {
+    /// The name a table read as of `self` is planned under (`t@v3`, `t@t1764583200000`): the
+    /// catalog finds the table and the state in it. No Hive name holds `@`.
+    pub fn table_name(&self, table: &str) -> String {
+        match self {
+            AsOf::Version(v) => format!("{table}@v{v}"),
+            AsOf::Time(ms) => format!("{table}@t{ms}"),
+        }
+    }
+
+    /// The table and the state a name made by [`AsOf::table_name`] stands for.
+    pub fn of_table_name(name: &str) -> Option<(&str, AsOf)> {
+        let (table, state) = name.rsplit_once('@')?;
+        let as_of = match state.split_at_checked(1)? {
+            ("v", n) => AsOf::Version(n.parse().ok()?),
+            ("t", n) => AsOf::Time(n.parse().ok()?),
+            _ => return None,
+        };
+        Some((table, as_of))
+    }
+}
+
 /// What a handler supports, for planning and DDL checks.
 #[derive(Debug, Clone)]
 pub struct Capabilities {
@@ -97,8 +136,12 @@ pub struct Capabilities {
     pub overwrite: bool,
     /// ALTER TABLE operations allowed.
     pub alter: Vec<AlterOp>,
-    /// Whether LOCATION is meaningful for its tables.
+    /// Whether LOCATION is meaningful for its tables (a managed table without one gets the
+    /// warehouse's folder for it, as a native table does).
     pub location: bool,
+    /// Whether PARTITIONED BY is passed to the hook (as [`PARTITION_COLUMNS`]) rather than
+    /// refused: the handler's objects keep their own partitioning.
+    pub partition_columns: bool,
 }
 
 impl Default for Capabilities {
@@ -110,6 +153,7 @@ impl Default for Capabilities {
             overwrite: false,
             alter: vec![AlterOp::AddProps, AlterOp::DropProps],
             location: false,
+            partition_columns: false,
         }
     }
 }
@@ -245,6 +289,26 @@ pub trait StorageHandler: Send + Sync {
             "{} cannot read table {}",
             self.class_name(),
             table.qualified_name()
+        )))
+    }
+
+    /// What DESCRIBE FORMATTED shows of the handler's object under Table Parameters (the Delta
+    /// handler: its version and partition columns). By default nothing.
+    async fn describe_object(&self, _table: &Table) -> HandlerResult<Vec<(String, String)>> {
+        Ok(Vec::new())
+    }
+
+    /// The table's reader as of an earlier state (time travel). By default there is none.
+    async fn table_provider_as_of(
+        &self,
+        table: &Table,
+        _job: JobProperties,
+        _as_of: AsOf,
+    ) -> HandlerResult<Arc<dyn TableProvider>> {
+        Err(HandlerError::Unsupported(format!(
+            "table {} ({}) keeps no earlier versions to read",
+            table.qualified_name(),
+            self.class_name()
         )))
     }
 

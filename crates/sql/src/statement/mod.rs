@@ -21,7 +21,7 @@ use apiary_metastore::{
     Column, Database, Partition, SerDeInfo, SortColumn, StorageDescriptor, Table, TableType,
 };
 use apiary_storage::format::NativeFormat;
-use apiary_storage::handler::AlterOp;
+use apiary_storage::handler::{AlterOp, PARTITION_COLUMNS};
 use apiary_storage::ownership;
 use apiary_storage::write::{self, InsertSpec};
 use arrow::datatypes::SchemaRef;
@@ -96,19 +96,22 @@ fn as_written(name: &TableName) -> String {
 
 /// Refuses table properties only the server sets: `storage_handler` comes from STORED BY
 /// (a property naming a handler would route a table through it without the handler's checks,
-/// its meta hook or its authorization).
+/// its meta hook or its authorization), and a handler's partition columns from PARTITIONED BY.
 fn check_reserved_properties<'a>(
     keys: impl IntoIterator<Item = &'a String>,
 ) -> Result<(), SqlError> {
     for k in keys {
-        if k.eq_ignore_ascii_case("storage_handler") {
-            return Err(SqlError::hive(
-                HiveError::Generic,
-                format!(
-                    "Table property {k} is set by STORED BY and cannot be set or unset directly"
-                ),
-            ));
-        }
+        let set_by = if k.eq_ignore_ascii_case("storage_handler") {
+            "STORED BY"
+        } else if k.eq_ignore_ascii_case(PARTITION_COLUMNS) {
+            "PARTITIONED BY"
+        } else {
+            continue;
+        };
+        return Err(SqlError::hive(
+            HiveError::Generic,
+            format!("Table property {k} is set by {set_by} and cannot be set or unset directly"),
+        ));
     }
     Ok(())
 }
@@ -197,7 +200,16 @@ impl dyn Scope {
                 column,
                 partition: _,
             } => {
-                let table = crate::nonnative::for_display(self.require_table(&name).await?);
+                let mut table = crate::nonnative::for_display(self.require_table(&name).await?);
+                if formatted {
+                    if let Some(h) = crate::nonnative::handler_of(self.handlers(), &table)? {
+                        let facts = h
+                            .describe_object(&table)
+                            .await
+                            .map_err(crate::nonnative::ddl_error)?;
+                        table.parameters.extend(facts);
+                    }
+                }
                 describe(&table, extended, formatted, column.as_deref())
             }
             s @ (HiveStatement::ShowCreateTable(..)

@@ -123,6 +123,13 @@ impl dyn Scope {
         let handler = crate::nonnative::resolve(self.handlers(), name)?;
         let class = handler.class_name();
         let caps = handler.capabilities();
+        // ROW FORMAT only as SHOW CREATE TABLE prints it: the handler's own SerDe.
+        match &ct.row_format {
+            None => {}
+            Some(RowFormat::Serde(serde, props))
+                if props.is_empty() && serde == handler.serde_class() => {}
+            Some(_) => return Err(SqlError::hive(HiveError::StoredByWithRowFormat, "")),
+        }
         if ct.as_select.is_some() || ct.like.is_some() {
             return Err(SqlError::semantic(format!(
                 "CREATE TABLE .. {} cannot be used with a table stored by {class}",
@@ -133,7 +140,7 @@ impl dyn Scope {
                 }
             )));
         }
-        if !ct.partitioned_by.is_empty() {
+        if !ct.partitioned_by.is_empty() && !caps.partition_columns {
             return Err(SqlError::semantic(format!(
                 "PARTITIONED BY cannot be used with a table stored by {class}"
             )));
@@ -153,11 +160,21 @@ impl dyn Scope {
                 "{class} supports only EXTERNAL tables: use CREATE EXTERNAL TABLE"
             )));
         }
-        let columns = to_columns(&ct.columns);
+        let mut columns = to_columns(&ct.columns);
         if columns.is_empty() {
             return Err(SqlError::hive(HiveError::InvalidTableDdlSerde, ""));
         }
+        // Partition columns the handler's object keeps: the last columns, named in a parameter.
+        let partition_columns = to_columns(&ct.partitioned_by);
+        let partition_names: Vec<String> =
+            partition_columns.iter().map(|c| c.name.clone()).collect();
+        columns.extend(partition_columns);
         check_duplicates(&columns)?;
+        // A managed table whose handler keeps a folder gets the warehouse's, as a native one.
+        let location = match (&ct.location, caps.location && !ct.external) {
+            (None, true) => Some(self.default_location(&db, &tname).await?),
+            (given, _) => given.clone(),
+        };
         let mut serde_params = ct.handler_serde_props.clone();
         serde_params
             .entry("serialization.format".into())
@@ -167,6 +184,9 @@ impl dyn Scope {
             parameters.insert("comment".into(), c.clone());
         }
         parameters.insert("storage_handler".into(), class.to_string());
+        if !partition_names.is_empty() {
+            parameters.insert(PARTITION_COLUMNS.into(), partition_names.join(","));
+        }
         if ct.external {
             parameters.insert("EXTERNAL".into(), "TRUE".into());
         }
@@ -183,7 +203,7 @@ impl dyn Scope {
             },
             sd: StorageDescriptor {
                 columns,
-                location: ct.location.clone(),
+                location,
                 input_format: None,
                 output_format: None,
                 serde: SerDeInfo {
@@ -232,7 +252,7 @@ impl dyn Scope {
             )));
         }
         if ct.stored_by.is_some() {
-            if ct.row_format.is_some() || ct.stored_as.is_some() {
+            if ct.stored_as.is_some() {
                 return Err(SqlError::hive(HiveError::StoredByWithRowFormat, ""));
             }
             return self.create_nonnative(&ct, db, tname).await;

@@ -1,0 +1,243 @@
+//! The Delta Lake storage handler (`io.delta.hive.DeltaStorageHandler`, short name DELTA): a
+//! table whose rows and history are a Delta table (a folder of Parquet files and its
+//! `_delta_log`), read and written through `deltalake` on Apiary's DataFusion.
+//!
+//! - **External**, as Hive's connector: LOCATION is the Delta table's root; the declared
+//!   columns must be the log's (names, order, types, with the connector's wording); PARTITIONED
+//!   BY is refused (the log has the partitioning); DROP keeps everything.
+//! - **Managed** (beyond Hive): CREATE makes a new Delta table at the table's location (under
+//!   the warehouse unless given), PARTITIONED BY naming its partition columns, its
+//!   configuration tagged with the creating operation ([`CREATED_BY`]); DROP deletes the folder
+//!   only when the tag names this table's CREATE ([`hook`]).
+//! - **Reads** go through deltalake's scan: projection, filters (partition values and file
+//!   statistics skip files) and limit pushed into it ([`read`]).
+//! - **Writes**: INSERT INTO appends and INSERT OVERWRITE replaces, each one Delta commit
+//!   ([`write`]).
+
+mod hook;
+mod read;
+mod schema;
+mod write;
+
+use std::sync::Arc;
+
+use apiary_metastore::Table;
+use async_trait::async_trait;
+use datafusion::catalog::TableProvider;
+use datafusion::execution::SendableRecordBatchStream;
+use deltalake::{DeltaTable, DeltaTableBuilder, DeltaTableError};
+use url::Url;
+
+use apiary_storage::handler::{
+    AlterOp, AsOf, Capabilities, HandlerError, HandlerResult, JobProperties, MetaHook,
+    StorageHandler, CREATED_BY,
+};
+use apiary_storage::Reach;
+
+use crate::hook::DeltaHook;
+
+/// Hive's class name.
+pub const CLASS: &str = "io.delta.hive.DeltaStorageHandler";
+/// The SerDe Hive's connector names for its tables.
+const SERDE: &str = "org.apache.hadoop.hive.ql.io.parquet.serde.ParquetHiveSerDe";
+
+/// The Delta handler.
+#[derive(Debug, Clone, Default)]
+pub struct DeltaHandler {
+    hook: DeltaHook,
+}
+
+impl DeltaHandler {
+    /// A handler whose tables may use only the folders `reach` allows.
+    pub fn new(reach: Arc<Reach>) -> Self {
+        Self {
+            hook: DeltaHook { reach },
+        }
+    }
+}
+
+fn def_err(msg: impl Into<String>) -> HandlerError {
+    HandlerError::Definition(msg.into())
+}
+
+fn remote_err(e: impl std::fmt::Display) -> HandlerError {
+    HandlerError::Remote(e.to_string())
+}
+
+/// The table's root as a URL: its LOCATION, a local folder.
+pub(crate) fn root_url(reach: &Reach, table: &Table) -> HandlerResult<Url> {
+    let Some(location) = table
+        .sd
+        .location
+        .as_deref()
+        .filter(|l| !l.trim().is_empty())
+    else {
+        return Err(def_err(
+            "table location should be set when creating a Delta table",
+        ));
+    };
+    let url = apiary_storage::native::location_url(location).map_err(|e| def_err(e.to_string()))?;
+    if url.scheme() != "file" {
+        return Err(def_err(format!(
+            "{location}: a Delta table's location must be a folder of this machine (file:)"
+        )));
+    }
+    reach
+        .check_path("a Delta table's location", url.path())
+        .map_err(|e| def_err(e.to_string()))?;
+    // A folder URL ends with '/', so the log is found under it and not beside it.
+    let mut url = url;
+    if !url.path().ends_with('/') {
+        url.set_path(&format!("{}/", url.path()));
+    }
+    Ok(url)
+}
+
+/// The Delta table at `url`, or None when there is none (no folder, or no log in it).
+pub(crate) async fn open(url: &Url) -> HandlerResult<Option<DeltaTable>> {
+    open_at(url, None).await
+}
+
+/// The Delta table at `url` as of `version` (the newest when None), or None when there is no
+/// Delta table there.
+pub(crate) async fn open_at(url: &Url, version: Option<i64>) -> HandlerResult<Option<DeltaTable>> {
+    let Ok(path) = url.to_file_path() else {
+        return Err(def_err(format!("{url} is not a local folder")));
+    };
+    if !path.join("_delta_log").is_dir() {
+        return Ok(None);
+    }
+    let mut builder = DeltaTableBuilder::from_url(url.clone()).map_err(remote_err)?;
+    if let Some(v) = version {
+        let v = u64::try_from(v)
+            .map_err(|_| def_err(format!("{v} is no Delta version (they count from 0)")))?;
+        builder = builder.with_version(v);
+    }
+    match builder.load().await {
+        Ok(t) => Ok(Some(t)),
+        Err(DeltaTableError::NotATable(_)) | Err(DeltaTableError::InvalidTableLocation(_)) => {
+            Ok(None)
+        }
+        Err(e) => Err(remote_err(e)),
+    }
+}
+
+/// The Delta table of `table`, which must exist.
+pub(crate) async fn existing(reach: &Reach, table: &Table) -> HandlerResult<DeltaTable> {
+    let url = root_url(reach, table)?;
+    open(&url).await?.ok_or_else(|| not_a_table(&url))
+}
+
+fn not_a_table(url: &Url) -> HandlerError {
+    let shown = url
+        .to_file_path()
+        .map(|p| p.display().to_string())
+        .unwrap_or_else(|_| url.to_string());
+    def_err(format!(
+        "{} does not exist or it's not a Delta table",
+        shown.trim_end_matches('/')
+    ))
+}
+
+#[async_trait]
+impl StorageHandler for DeltaHandler {
+    fn class_name(&self) -> &'static str {
+        CLASS
+    }
+
+    fn short_name(&self) -> &'static str {
+        "DELTA"
+    }
+
+    fn serde_class(&self) -> &'static str {
+        SERDE
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        Capabilities {
+            managed: true,
+            external: true,
+            insert: true,
+            overwrite: true,
+            alter: vec![AlterOp::AddProps, AlterOp::DropProps],
+            location: true,
+            partition_columns: true,
+        }
+    }
+
+    fn validate(&self, table: &Table) -> HandlerResult<()> {
+        root_url(&self.hook.reach, table).map(|_| ())
+    }
+
+    fn meta_hook(&self) -> Option<&dyn MetaHook> {
+        Some(&self.hook)
+    }
+
+    fn job_properties(&self, table: &Table) -> JobProperties {
+        JobProperties(
+            table
+                .parameters
+                .iter()
+                .filter(|(k, _)| k.as_str() == CREATED_BY)
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+        )
+    }
+
+    async fn table_provider(
+        &self,
+        table: &Table,
+        _job: JobProperties,
+    ) -> HandlerResult<Arc<dyn TableProvider>> {
+        let delta = existing(&self.hook.reach, table).await?;
+        read::provider(table, &delta).await
+    }
+
+    async fn describe_object(&self, table: &Table) -> HandlerResult<Vec<(String, String)>> {
+        let delta = existing(&self.hook.reach, table).await?;
+        let snapshot = delta.snapshot().map_err(remote_err)?;
+        Ok(vec![
+            ("delta.version".into(), snapshot.version().to_string()),
+            (
+                "delta.partitionColumns".into(),
+                snapshot.metadata().partition_columns().join(","),
+            ),
+        ])
+    }
+
+    async fn table_provider_as_of(
+        &self,
+        table: &Table,
+        _job: JobProperties,
+        as_of: AsOf,
+    ) -> HandlerResult<Arc<dyn TableProvider>> {
+        let url = root_url(&self.hook.reach, table)?;
+        let delta = match as_of {
+            AsOf::Version(v) => open_at(&url, Some(v)).await?,
+            AsOf::Time(ms) => {
+                let when = chrono::DateTime::from_timestamp_millis(ms)
+                    .ok_or_else(|| def_err(format!("{ms} ms is no time")))?;
+                match open(&url).await? {
+                    Some(mut delta) => {
+                        delta.load_with_datetime(when).await.map_err(remote_err)?;
+                        Some(delta)
+                    }
+                    None => None,
+                }
+            }
+        };
+        let delta = delta.ok_or_else(|| not_a_table(&url))?;
+        read::provider(table, &delta).await
+    }
+
+    async fn insert(
+        &self,
+        table: &Table,
+        _job: JobProperties,
+        rows: SendableRecordBatchStream,
+        overwrite: bool,
+    ) -> HandlerResult<u64> {
+        let delta = existing(&self.hook.reach, table).await?;
+        write::insert(table, delta, rows, overwrite).await
+    }
+}

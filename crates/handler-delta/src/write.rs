@@ -1,0 +1,138 @@
+//! Writing a Delta table: the rows of an INSERT streamed into deltalake's writer, which adds
+//! their Parquet files and then commits them in one Delta commit (a crash before the commit
+//! leaves only files no version names); OVERWRITE removes the old files in the same commit.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use apiary_metastore::Table;
+use apiary_storage::handler::HandlerResult;
+use arrow::compute::{cast_with_options, CastOptions};
+use arrow::datatypes::{Schema, SchemaRef};
+use arrow::record_batch::RecordBatch;
+use datafusion::catalog::streaming::StreamingTable;
+use datafusion::datasource::provider_as_source;
+use datafusion::error::DataFusionError;
+use datafusion::execution::{SendableRecordBatchStream, TaskContext};
+use datafusion::logical_expr::LogicalPlanBuilder;
+use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
+use datafusion::physical_plan::streaming::PartitionStream;
+use deltalake::protocol::SaveMode;
+use deltalake::DeltaTable;
+use futures::StreamExt;
+
+use crate::{def_err, remote_err};
+
+/// The rows of one INSERT as a partition DataFusion can read once, cast to the Delta table's
+/// columns (a value that does not fit is an error, never NULL), counted as they pass.
+struct Rows {
+    schema: SchemaRef,
+    stream: Mutex<Option<SendableRecordBatchStream>>,
+    count: Arc<AtomicU64>,
+}
+
+impl std::fmt::Debug for Rows {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Rows")
+            .field("schema", &self.schema)
+            .finish()
+    }
+}
+
+impl PartitionStream for Rows {
+    fn schema(&self) -> &SchemaRef {
+        &self.schema
+    }
+
+    fn execute(&self, _ctx: Arc<TaskContext>) -> SendableRecordBatchStream {
+        let schema = self.schema.clone();
+        let taken = self.stream.lock().ok().and_then(|mut s| s.take());
+        let Some(input) = taken else {
+            let again = futures::stream::once(async {
+                Err(DataFusionError::Execution(
+                    "the rows of an INSERT can be read once".into(),
+                ))
+            });
+            return Box::pin(RecordBatchStreamAdapter::new(schema, again));
+        };
+        let count = self.count.clone();
+        let target = schema.clone();
+        let strict = CastOptions {
+            safe: false,
+            ..Default::default()
+        };
+        let cast = input.map(move |batch| {
+            let batch = batch?;
+            let columns = batch
+                .columns()
+                .iter()
+                .zip(target.fields())
+                .map(|(a, f)| cast_with_options(a, f.data_type(), &strict))
+                .collect::<Result<Vec<_>, _>>()?;
+            let batch = RecordBatch::try_new(target.clone(), columns)?;
+            count.fetch_add(batch.num_rows() as u64, Ordering::Relaxed);
+            Ok(batch)
+        });
+        Box::pin(RecordBatchStreamAdapter::new(schema, cast))
+    }
+}
+
+/// Writes `rows` (the table's declared columns, in order) into `delta` as one commit:
+/// appended, or with `overwrite` replacing every row. Returns the rows written.
+pub(crate) async fn insert(
+    table: &Table,
+    delta: DeltaTable,
+    rows: SendableRecordBatchStream,
+    overwrite: bool,
+) -> HandlerResult<u64> {
+    let found = delta
+        .snapshot()
+        .map_err(remote_err)?
+        .snapshot()
+        .arrow_schema();
+    // The Delta columns in the declared order (they are the same columns: CREATE checked or
+    // made them).
+    let fields = table
+        .sd
+        .columns
+        .iter()
+        .map(|c| {
+            found
+                .fields()
+                .iter()
+                .find(|f| f.name().eq_ignore_ascii_case(&c.name))
+                .cloned()
+                .ok_or_else(|| {
+                    def_err(format!(
+                        "column {} of table {} is not in its Delta table",
+                        c.name,
+                        table.qualified_name()
+                    ))
+                })
+        })
+        .collect::<HandlerResult<Vec<_>>>()?;
+    let schema: SchemaRef = Arc::new(Schema::new(fields));
+    let count = Arc::new(AtomicU64::new(0));
+    let input = Rows {
+        schema: schema.clone(),
+        stream: Mutex::new(Some(rows)),
+        count: count.clone(),
+    };
+    let source = StreamingTable::try_new(schema, vec![Arc::new(input)]).map_err(remote_err)?;
+    let plan =
+        LogicalPlanBuilder::scan("apiary_insert", provider_as_source(Arc::new(source)), None)
+            .and_then(|b| b.build())
+            .map_err(remote_err)?;
+    let mode = if overwrite {
+        SaveMode::Overwrite
+    } else {
+        SaveMode::Append
+    };
+    delta
+        .write(Vec::<RecordBatch>::new())
+        .with_input_plan(plan)
+        .with_save_mode(mode)
+        .await
+        .map_err(remote_err)?;
+    Ok(count.load(Ordering::Relaxed))
+}

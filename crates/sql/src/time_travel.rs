@@ -1,0 +1,165 @@
+//! Hive's time travel: `SELECT .. FROM t FOR SYSTEM_VERSION AS OF 3` and
+//! `FOR SYSTEM_TIME AS OF '2026-12-01 10:00:00'` (Hive 4's syntax, for tables whose storage
+//! keeps versions). The table is planned under a name that carries the state
+//! ([`AsOf::table_name`]), which the catalog hands to the table's storage handler; the table's
+//! own name stays its alias, so `t.col` still resolves.
+//!
+//! The time is read as a TIMESTAMP in UTC (Apiary's timestamps have no time zone), and the
+//! table's last change at or before it is read.
+
+use std::ops::ControlFlow;
+
+use apiary_storage::handler::AsOf;
+use datafusion::sql::sqlparser::ast::{
+    Expr, Ident, ObjectNamePart, Statement, TableAlias, TableFactor, TableVersion, Value, VisitMut,
+    VisitorMut,
+};
+use datafusion::sql::sqlparser::keywords::Keyword;
+use datafusion::sql::sqlparser::tokenizer::{Token, TokenWithSpan, Whitespace, Word};
+
+use crate::error::{HiveError, SqlError};
+
+/// `FOR SYSTEM_VERSION AS OF` as the parser's `VERSION AS OF`.
+pub(crate) fn version_tokens(tokens: &mut [TokenWithSpan]) {
+    let word = |t: &TokenWithSpan, w: &str| matches!(&t.token, Token::Word(x) if x.quote_style.is_none() && x.value.eq_ignore_ascii_case(w));
+    let significant: Vec<usize> = tokens
+        .iter()
+        .enumerate()
+        .filter(|(_, t)| !matches!(t.token, Token::Whitespace(_)))
+        .map(|(i, _)| i)
+        .collect();
+    for w in significant.windows(4) {
+        if word(&tokens[w[0]], "FOR")
+            && word(&tokens[w[1]], "SYSTEM_VERSION")
+            && word(&tokens[w[2]], "AS")
+            && word(&tokens[w[3]], "OF")
+        {
+            tokens[w[0]].token = Token::Whitespace(Whitespace::Space);
+            tokens[w[1]].token = Token::Word(Word {
+                value: "VERSION".into(),
+                quote_style: None,
+                keyword: Keyword::VERSION,
+            });
+        }
+    }
+}
+
+/// Milliseconds since 1970-01-01 UTC of a TIMESTAMP's text.
+fn millis_of(text: &str) -> Option<i64> {
+    let text = text.trim();
+    [
+        "%Y-%m-%d %H:%M:%S%.f",
+        "%Y-%m-%dT%H:%M:%S%.f",
+        "%Y-%m-%d %H:%M",
+    ]
+    .iter()
+    .find_map(|f| chrono::NaiveDateTime::parse_from_str(text, f).ok())
+    .or_else(|| {
+        chrono::NaiveDate::parse_from_str(text, "%Y-%m-%d")
+            .ok()
+            .and_then(|d| d.and_hms_opt(0, 0, 0))
+    })
+    .map(|t| t.and_utc().timestamp_millis())
+}
+
+fn as_of(version: &TableVersion) -> Result<AsOf, SqlError> {
+    let refused = |what: &str| {
+        SqlError::hive(
+            HiveError::Generic,
+            format!("{what} takes a literal: FOR SYSTEM_VERSION AS OF <number>, FOR SYSTEM_TIME AS OF '<timestamp>'"),
+        )
+    };
+    match version {
+        TableVersion::VersionAsOf(Expr::Value(v)) => match &v.value {
+            Value::Number(n, _) => n
+                .parse()
+                .map(AsOf::Version)
+                .map_err(|_| refused("FOR SYSTEM_VERSION AS OF")),
+            _ => Err(refused("FOR SYSTEM_VERSION AS OF")),
+        },
+        TableVersion::ForSystemTimeAsOf(e) | TableVersion::TimestampAsOf(e) => {
+            let text = match e {
+                Expr::Value(v) => match &v.value {
+                    Value::SingleQuotedString(s) | Value::DoubleQuotedString(s) => Some(s.as_str()),
+                    _ => None,
+                },
+                Expr::TypedString(t) => match &t.value.value {
+                    Value::SingleQuotedString(s) => Some(s.as_str()),
+                    _ => None,
+                },
+                _ => None,
+            };
+            let text = text.ok_or_else(|| refused("FOR SYSTEM_TIME AS OF"))?;
+            millis_of(text).map(AsOf::Time).ok_or_else(|| {
+                SqlError::hive(
+                    HiveError::Generic,
+                    format!(
+                        "FOR SYSTEM_TIME AS OF: '{text}' is not a timestamp (yyyy-MM-dd HH:mm:ss)"
+                    ),
+                )
+            })
+        }
+        _ => Err(SqlError::Unsupported(
+            "this form of table versioning; use FOR SYSTEM_VERSION AS OF or FOR SYSTEM_TIME AS OF"
+                .into(),
+        )),
+    }
+}
+
+/// Plans each `t FOR SYSTEM_VERSION/SYSTEM_TIME AS OF ..` as the table's state.
+pub(crate) fn rewrite(statement: &mut Statement) -> Result<(), SqlError> {
+    struct Versions(Option<SqlError>);
+    impl VisitorMut for Versions {
+        type Break = ();
+        fn pre_visit_table_factor(&mut self, factor: &mut TableFactor) -> ControlFlow<()> {
+            let TableFactor::Table {
+                name,
+                alias,
+                version,
+                ..
+            } = factor
+            else {
+                return ControlFlow::Continue(());
+            };
+            let Some(v) = version.take() else {
+                return ControlFlow::Continue(());
+            };
+            let state = match as_of(&v) {
+                Ok(s) => s,
+                Err(e) => {
+                    self.0 = Some(e);
+                    return ControlFlow::Break(());
+                }
+            };
+            let Some(ObjectNamePart::Identifier(last)) = name.0.last_mut() else {
+                return ControlFlow::Continue(());
+            };
+            if alias.is_none() {
+                *alias = Some(TableAlias {
+                    explicit: true,
+                    name: Ident::new(last.value.clone()),
+                    columns: vec![],
+                    at: None,
+                });
+            }
+            *last = Ident::with_quote('`', state.table_name(&last.value.to_lowercase()));
+            ControlFlow::Continue(())
+        }
+    }
+    let mut versions = Versions(None);
+    let _ = statement.visit(&mut versions);
+    versions.0.map_or(Ok(()), Err)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timestamps_are_read_in_utc() {
+        assert_eq!(millis_of("1970-01-01 00:00:01"), Some(1000));
+        assert_eq!(millis_of("1970-01-01 00:00:00.5"), Some(500));
+        assert_eq!(millis_of("1970-01-02"), Some(86_400_000));
+        assert_eq!(millis_of("yesterday"), None);
+    }
+}
