@@ -357,3 +357,69 @@ def test_crash_during_drop_leaves_both_sides_consistent(folder, point, external)
     finally:
         srv.stop()
         shutil.rmtree(data, ignore_errors=True)
+
+
+def test_kill_during_insert_leaves_the_old_rows_and_the_retry_adds_the_new_once(folder):
+    path = os.path.join(folder, "t")
+    srv = Server()
+    data = srv.data
+    try:
+        cur = clients.pyhive_none(srv).cursor()
+        cur.execute(f"CREATE TABLE t (id INT, v STRING) STORED BY DELTA LOCATION '{path}'")
+        cur.execute("INSERT INTO t VALUES (1, 'old'), (2, 'old')")
+    finally:
+        srv.stop()
+    # Every row went to the writer, its data files are written or being written: the server
+    # dies before the commit.
+    srv = Server("--hiveconf", "apiary.failpoints=insert.rows_sent=abort", data=data)
+    try:
+        cur = clients.pyhive_none(srv).cursor()
+        with pytest.raises(Exception):
+            cur.execute("INSERT INTO t SELECT id + 100, 'new' FROM t")
+        srv.proc.wait(10)
+        assert not srv.alive()
+    finally:
+        srv.stop()
+    assert DeltaTable(path).version() == 1
+    assert sorted(r["id"] for r in DeltaTable(path).to_pyarrow_table().to_pylist()) == [1, 2]
+    srv = Server(data=data)
+    try:
+        cur = clients.pyhive_none(srv).cursor()
+        assert rows(cur, "SELECT id, v FROM t ORDER BY id") == [(1, "old"), (2, "old")]
+        cur.execute("INSERT INTO t SELECT id + 100, 'new' FROM t")
+        assert rows(cur, "SELECT id FROM t ORDER BY id") == [(1,), (2,), (101,), (102,)]
+        assert DeltaTable(path).version() == 2
+        cur.execute("DROP TABLE t")
+    finally:
+        srv.stop()
+        shutil.rmtree(data, ignore_errors=True)
+
+
+def test_apiary_and_deltalake_appending_at_once_lose_and_double_nothing(server, folder):
+    import threading
+    path = os.path.join(folder, "shared")
+    cur = clients.pyhive_none(server).cursor()
+    cur.execute(f"CREATE TABLE shared (id INT, who STRING) STORED BY DELTA LOCATION '{path}'")
+    rounds = 8
+    failures = []
+
+    def outside():
+        try:
+            for i in range(rounds):
+                write_deltalake(path, pa.table({"id": pa.array([1000 + i], pa.int32()),
+                                                "who": pa.array(["deltalake"])}), mode="append")
+        except Exception as e:  # reported below
+            failures.append(e)
+
+    writer = threading.Thread(target=outside)
+    writer.start()
+    for i in range(rounds):
+        cur.execute(f"INSERT INTO shared VALUES ({i}, 'apiary')")
+    writer.join()
+    assert failures == []
+    try:
+        got = rows(cur, "SELECT who, count(*), count(DISTINCT id) FROM shared GROUP BY who ORDER BY who")
+        assert got == [("apiary", rounds, rounds), ("deltalake", rounds, rounds)]
+        assert DeltaTable(path).version() == 2 * rounds
+    finally:
+        cur.execute("DROP TABLE shared")

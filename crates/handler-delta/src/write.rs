@@ -23,6 +23,9 @@ use futures::StreamExt;
 
 use crate::{def_err, remote_err};
 
+/// Fail point reached when every row of an INSERT has gone to the writer, before its commit.
+const ROWS_SENT: &str = "insert.rows_sent";
+
 /// The rows of one INSERT as a partition DataFusion can read once, cast to the Delta table's
 /// columns (a value that does not fit is an error, never NULL), counted as they pass.
 struct Rows {
@@ -61,6 +64,14 @@ impl PartitionStream for Rows {
             safe: false,
             ..Default::default()
         };
+        // All rows handed to deltalake's writer, before it commits: a fail point, so a test
+        // can kill the server between the data files and the commit.
+        let sent = futures::stream::once(async {
+            apiary_failpoints::reach(ROWS_SENT)
+                .await
+                .map_err(|e| DataFusionError::External(Box::new(e)))
+        })
+        .filter_map(|reached| async move { reached.err().map(Err) });
         let cast = input.map(move |batch| {
             let batch = batch?;
             let columns = batch
@@ -73,7 +84,7 @@ impl PartitionStream for Rows {
             count.fetch_add(batch.num_rows() as u64, Ordering::Relaxed);
             Ok(batch)
         });
-        Box::pin(RecordBatchStreamAdapter::new(schema, cast))
+        Box::pin(RecordBatchStreamAdapter::new(schema, cast.chain(sent)))
     }
 }
 
