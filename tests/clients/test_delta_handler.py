@@ -232,6 +232,34 @@ def test_managed_table_is_a_delta_table_deltalake_reads(server):
     assert not os.path.exists(path)
 
 
+def test_insert_into_partitions_static_and_dynamic(server):
+    cur = clients.pyhive_none(server).cursor()
+    cur.execute("CREATE TABLE parts (id INT, v STRING) PARTITIONED BY (region STRING) STORED BY DELTA")
+    path = location_of(cur, "parts")
+    try:
+        cur.execute("INSERT INTO parts PARTITION (region = 'eu') VALUES (1, 'a'), (2, 'b')")
+        cur.execute("INSERT INTO parts PARTITION (region) VALUES (3, 'c', 'us'), (4, 'd', 'apac')")
+        cur.execute("INSERT INTO parts VALUES (5, 'e', 'us')")
+        assert rows(cur, "SELECT region, count(*) FROM parts GROUP BY region ORDER BY region") == [
+            ("apac", 1), ("eu", 2), ("us", 2)]
+        # OVERWRITE of one partition replaces its rows only, in one commit.
+        before = DeltaTable(path).version()
+        cur.execute("INSERT OVERWRITE TABLE parts PARTITION (region = 'eu') SELECT 10, 'z'")
+        assert DeltaTable(path).version() == before + 1
+        assert rows(cur, "SELECT id, region FROM parts ORDER BY id") == [
+            (3, "us"), (4, "apac"), (5, "us"), (10, "eu")]
+        # Dynamic: the partitions the rows fall in are replaced, the others kept.
+        cur.execute("INSERT OVERWRITE TABLE parts PARTITION (region) SELECT 20, 'y', 'us'")
+        assert rows(cur, "SELECT id, region FROM parts ORDER BY id") == [(4, "apac"), (10, "eu"), (20, "us")]
+        # `deltalake` reads the same rows.
+        got = sorted((r["id"], r["region"]) for r in DeltaTable(path).to_pyarrow_table().to_pylist())
+        assert got == [(4, "apac"), (10, "eu"), (20, "us")]
+        e = error_of(cur, "INSERT INTO parts PARTITION (v = 'x') SELECT 1, 'eu'")
+        assert "v" in e, e
+    finally:
+        cur.execute("DROP TABLE parts")
+
+
 def test_show_create_table_round_trips(server):
     cur = clients.pyhive_none(server).cursor()
     cur.execute("CREATE TABLE rt (id INT, name STRING) PARTITIONED BY (region STRING) STORED BY DELTA")

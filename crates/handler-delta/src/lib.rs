@@ -30,7 +30,7 @@ use url::Url;
 
 use apiary_storage::handler::{
     AlterOp, AsOf, Capabilities, HandlerError, HandlerResult, JobProperties, MetaHook,
-    StorageHandler, CREATED_BY,
+    StorageHandler, WriteMode, CREATED_BY,
 };
 use apiary_storage::Reach;
 
@@ -235,9 +235,9 @@ impl StorageHandler for DeltaHandler {
         table: &Table,
         _job: JobProperties,
         rows: SendableRecordBatchStream,
-        overwrite: bool,
+        mode: WriteMode,
     ) -> HandlerResult<u64> {
         let delta = existing(&self.hook.reach, table).await?;
-        write::insert(table, delta, rows, overwrite).await
+        write::insert(table, delta, rows, mode).await
     }
 }

@@ -6,15 +6,16 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use apiary_metastore::Table;
-use apiary_storage::handler::HandlerResult;
+use apiary_storage::handler::{HandlerResult, WriteMode};
 use arrow::compute::{cast_with_options, CastOptions};
 use arrow::datatypes::{Schema, SchemaRef};
 use arrow::record_batch::RecordBatch;
 use datafusion::catalog::streaming::StreamingTable;
+use datafusion::common::{Column, ScalarValue};
 use datafusion::datasource::provider_as_source;
 use datafusion::error::DataFusionError;
 use datafusion::execution::{SendableRecordBatchStream, TaskContext};
-use datafusion::logical_expr::LogicalPlanBuilder;
+use datafusion::logical_expr::{col, lit, Expr, LogicalPlanBuilder};
 use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
 use datafusion::physical_plan::streaming::PartitionStream;
 use deltalake::protocol::SaveMode;
@@ -88,13 +89,52 @@ impl PartitionStream for Rows {
     }
 }
 
-/// Writes `rows` (the table's declared columns, in order) into `delta` as one commit:
-/// appended, or with `overwrite` replacing every row. Returns the rows written.
+/// The predicate naming the rows of `partitions` (each the values of the partition columns):
+/// what an INSERT OVERWRITE .. PARTITION replaces.
+fn partitions_predicate(
+    partitions: &[Vec<(String, Option<String>)>],
+    schema: &Schema,
+) -> HandlerResult<Expr> {
+    let mut any: Option<Expr> = None;
+    for values in partitions {
+        let mut all: Option<Expr> = None;
+        for (name, value) in values {
+            let field = schema
+                .fields()
+                .iter()
+                .find(|f| f.name().eq_ignore_ascii_case(name))
+                .ok_or_else(|| def_err(format!("{name} is not a column of the Delta table")))?;
+            let column = col(Column::new_unqualified(field.name()));
+            let test = match value {
+                None => column.is_null(),
+                Some(v) => {
+                    let v = ScalarValue::try_from_string(v.clone(), field.data_type())
+                        .map_err(|e| def_err(format!("partition value {v} of {name}: {e}")))?;
+                    column.eq(lit(v))
+                }
+            };
+            all = Some(match all {
+                None => test,
+                Some(a) => a.and(test),
+            });
+        }
+        if let Some(all) = all {
+            any = Some(match any {
+                None => all,
+                Some(a) => a.or(all),
+            });
+        }
+    }
+    any.ok_or_else(|| def_err("no partition to overwrite"))
+}
+
+/// Writes `rows` (the table's declared columns, in order) into `delta` as one commit, as
+/// `mode` says. Returns the rows written.
 pub(crate) async fn insert(
     table: &Table,
     delta: DeltaTable,
     rows: SendableRecordBatchStream,
-    overwrite: bool,
+    mode: WriteMode,
 ) -> HandlerResult<u64> {
     let found = delta
         .snapshot()
@@ -134,16 +174,15 @@ pub(crate) async fn insert(
         LogicalPlanBuilder::scan("apiary_insert", provider_as_source(Arc::new(source)), None)
             .and_then(|b| b.build())
             .map_err(remote_err)?;
-    let mode = if overwrite {
-        SaveMode::Overwrite
-    } else {
-        SaveMode::Append
+    let mut write = delta.write(Vec::<RecordBatch>::new()).with_input_plan(plan);
+    write = match &mode {
+        WriteMode::Append => write.with_save_mode(SaveMode::Append),
+        WriteMode::Overwrite => write.with_save_mode(SaveMode::Overwrite),
+        // Rows outside the partitions are refused by deltalake: the query made them inside.
+        WriteMode::OverwritePartitions(partitions) => write
+            .with_save_mode(SaveMode::Overwrite)
+            .with_replace_where(partitions_predicate(partitions, &found)?),
     };
-    delta
-        .write(Vec::<RecordBatch>::new())
-        .with_input_plan(plan)
-        .with_save_mode(mode)
-        .await
-        .map_err(remote_err)?;
+    write.await.map_err(remote_err)?;
     Ok(count.load(Ordering::Relaxed))
 }

@@ -31,7 +31,7 @@ use futures::StreamExt;
 
 use apiary_storage::handler::{
     AlterOp, Capabilities, HandlerError, HandlerResult, JobProperties, MetaHook, StorageHandler,
-    CREATED_BY,
+    WriteMode, CREATED_BY,
 };
 use apiary_storage::native::column_field;
 use apiary_storage::types::HiveType;
@@ -192,8 +192,18 @@ impl StorageHandler for JdbcHandler {
         table: &Table,
         job: JobProperties,
         mut rows: SendableRecordBatchStream,
-        overwrite: bool,
+        mode: WriteMode,
     ) -> HandlerResult<u64> {
+        let overwrite = match mode {
+            WriteMode::Append => false,
+            WriteMode::Overwrite => true,
+            WriteMode::OverwritePartitions(_) => {
+                return Err(HandlerError::Unsupported(format!(
+                    "table {} has no partitions",
+                    table.qualified_name()
+                )))
+            }
+        };
         let remote = remote_of(self.reach(), &job.0)?;
         let Some(name) = remote.table.clone() else {
             return Err(HandlerError::Unsupported(format!(

@@ -123,6 +123,26 @@ impl AsOf {
     }
 }
 
+/// How an INSERT's rows go into a handler's object.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WriteMode {
+    /// INSERT INTO: added to what is there.
+    Append,
+    /// INSERT OVERWRITE of the whole object: they replace every row.
+    Overwrite,
+    /// INSERT OVERWRITE .. PARTITION of a table whose object keeps its own partitioning
+    /// ([`Capabilities::partition_columns`]): they replace the rows of these partitions, each
+    /// the values of the partition columns (`None`: NULL), and no others.
+    OverwritePartitions(Vec<Vec<(String, Option<String>)>>),
+}
+
+impl WriteMode {
+    /// Whether rows already there are replaced (Hive's `overwrite` flag of its insert hooks).
+    pub fn overwrites(&self) -> bool {
+        !matches!(self, WriteMode::Append)
+    }
+}
+
 /// What a handler supports, for planning and DDL checks.
 #[derive(Debug, Clone)]
 pub struct Capabilities {
@@ -312,14 +332,14 @@ pub trait StorageHandler: Send + Sync {
         )))
     }
 
-    /// Writes `rows` (the table's columns, in order) in one transaction of its system;
-    /// with `overwrite`, replaces what was there. Returns the rows written.
+    /// Writes `rows` (the table's columns, in order) in one transaction of its system, as
+    /// `mode` says. Returns the rows written.
     async fn insert(
         &self,
         table: &Table,
         _job: JobProperties,
         _rows: SendableRecordBatchStream,
-        _overwrite: bool,
+        _mode: WriteMode,
     ) -> HandlerResult<u64> {
         Err(HandlerError::Unsupported(format!(
             "{} cannot write table {}",

@@ -20,12 +20,6 @@ impl dyn Scope {
             ));
         }
         if let Some(handler) = crate::nonnative::handler_of(self.handlers(), table)? {
-            if partition.is_some() {
-                return Err(SqlError::hive(
-                    HiveError::PartitionSpecOnUnpartitioned,
-                    format!(" {}", table.qualified_name()),
-                ));
-            }
             let caps = handler.capabilities();
             if !(if overwrite {
                 caps.overwrite
@@ -38,10 +32,43 @@ impl dyn Scope {
                     handler.class_name()
                 )));
             }
-            let plan = self.insert_plan(table, query, columns, 0).await?;
+            // A handler whose object keeps its own partitioning: its partition columns are
+            // the partition keys of a view of the table, so PARTITION (..) means what it
+            // means for a native table.
+            let (plan, partitioned) = match handler_partitions(table, caps.partition_columns) {
+                None => {
+                    if partition.is_some() {
+                        return Err(SqlError::hive(
+                            HiveError::PartitionSpecOnUnpartitioned,
+                            format!(" {}", table.qualified_name()),
+                        ));
+                    }
+                    (self.insert_plan(table, query, columns, 0).await?, None)
+                }
+                Some(view) => {
+                    let spec = partition_values(&view, partition.as_ref())?;
+                    let dynamic = spec.iter().filter(|v| v.is_none()).count();
+                    let plan = self.insert_plan(&view, query, columns, dynamic).await?;
+                    let plan = with_partition_values(plan, &view, &spec)?;
+                    (plan, Some((view, spec)))
+                }
+            };
             let ctx = self.context().clone();
             let table = table.clone();
             return Ok(crate::task::Task::abortable(async move {
+                let mode = match (&partitioned, overwrite) {
+                    (_, false) => WriteMode::Append,
+                    (None, true) => WriteMode::Overwrite,
+                    (Some((view, spec)), true) => {
+                        let touched = touched_partitions(&ctx, &plan, view, spec).await?;
+                        if touched.is_empty() {
+                            // No row: no partition to replace.
+                            WriteMode::Append
+                        } else {
+                            WriteMode::OverwritePartitions(touched)
+                        }
+                    }
+                };
                 let failed = |e: apiary_storage::handler::HandlerError| {
                     SqlError::execution_caused(
                         format!("org.apache.hadoop.hive.ql.exec.MoveTask. {e}"),
@@ -56,7 +83,7 @@ impl dyn Scope {
                 }
                 let stream = crate::prepared::execute(&ctx, plan).await?;
                 let job = handler.job_properties(&table);
-                let rows = match handler.insert(&table, job, stream, overwrite).await {
+                let rows = match handler.insert(&table, job, stream, mode).await {
                     Ok(rows) => rows,
                     Err(e) => {
                         if let Some(h) = hook {
@@ -76,39 +103,7 @@ impl dyn Scope {
                 Ok(())
             }));
         }
-        let spec: Vec<Option<String>> = match (&partition, table.partition_keys.is_empty()) {
-            (None, true) => vec![],
-            (Some(_), true) => {
-                return Err(SqlError::hive(
-                    HiveError::PartitionSpecOnUnpartitioned,
-                    format!(" {}", table.qualified_name()),
-                ))
-            }
-            // Hive 3+ (HIVE-19083): no PARTITION clause is every partition column dynamic.
-            (None, false) => vec![None; table.partition_keys.len()],
-            (Some(spec), false) => {
-                check_spec_keys(table, spec)?;
-                if spec.len() != table.partition_keys.len() {
-                    return Err(SqlError::hive(
-                        HiveError::TargetTableColumnMismatch,
-                        format!(
-                            " '{}': Partition spec {} does not name every partition column",
-                            table.name,
-                            spec_text(spec)
-                        ),
-                    ));
-                }
-                table
-                    .partition_keys
-                    .iter()
-                    .map(|k| {
-                        spec.iter()
-                            .find(|(n, _)| n == &k.name)
-                            .and_then(|(_, v)| v.clone())
-                    })
-                    .collect()
-            }
-        };
+        let spec = partition_values(table, partition.as_ref())?;
         let dynamic = spec.iter().filter(|v| v.is_none()).count();
         let owned_root = if overwrite {
             Some(owned_root_for(table, "overwrite")?)
@@ -249,4 +244,148 @@ impl dyn Scope {
             .and_then(|b| b.build())
             .map_err(SqlError::from_planning)
     }
+}
+
+/// The value of each partition key an INSERT's PARTITION clause gives (None: dynamic).
+fn partition_values(
+    table: &Table,
+    partition: Option<&PartitionSpec>,
+) -> Result<Vec<Option<String>>, SqlError> {
+    Ok(match (partition, table.partition_keys.is_empty()) {
+        (None, true) => vec![],
+        (Some(_), true) => {
+            return Err(SqlError::hive(
+                HiveError::PartitionSpecOnUnpartitioned,
+                format!(" {}", table.qualified_name()),
+            ))
+        }
+        // Hive 3+ (HIVE-19083): no PARTITION clause is every partition column dynamic.
+        (None, false) => vec![None; table.partition_keys.len()],
+        (Some(spec), false) => {
+            check_spec_keys(table, spec)?;
+            if spec.len() != table.partition_keys.len() {
+                return Err(SqlError::hive(
+                    HiveError::TargetTableColumnMismatch,
+                    format!(
+                        " '{}': Partition spec {} does not name every partition column",
+                        table.name,
+                        spec_text(spec)
+                    ),
+                ));
+            }
+            table
+                .partition_keys
+                .iter()
+                .map(|k| {
+                    spec.iter()
+                        .find(|(n, _)| n == &k.name)
+                        .and_then(|(_, v)| v.clone())
+                })
+                .collect()
+        }
+    })
+}
+
+/// A non-native table whose handler keeps its own partitioning, seen as a partitioned table:
+/// the columns named in [`PARTITION_COLUMNS`] (its last columns) as partition keys. None when
+/// it has none.
+fn handler_partitions(table: &Table, handler_partitions: bool) -> Option<Table> {
+    let names = table.parameters.get(PARTITION_COLUMNS)?;
+    if !handler_partitions {
+        return None;
+    }
+    let names: Vec<&str> = names.split(',').map(str::trim).collect();
+    let mut view = table.clone();
+    let (keys, data): (Vec<Column>, Vec<Column>) = std::mem::take(&mut view.sd.columns)
+        .into_iter()
+        .partition(|c| names.contains(&c.name.as_str()));
+    view.sd.columns = data;
+    view.partition_keys = keys;
+    (!view.partition_keys.is_empty()).then_some(view)
+}
+
+/// The rows of an INSERT into `view` (its data columns, then the dynamic partition values) as
+/// the table's columns: data columns, then every partition column, a static one its value.
+fn with_partition_values(
+    plan: LogicalPlan,
+    view: &Table,
+    spec: &[Option<String>],
+) -> Result<LogicalPlan, SqlError> {
+    use datafusion::logical_expr::{lit, Expr, LogicalPlanBuilder};
+    let mut given = plan.schema().columns().into_iter().map(Expr::Column);
+    let mut exprs: Vec<Expr> = given.by_ref().take(view.sd.columns.len()).collect();
+    for (key, value) in view.partition_keys.iter().zip(spec) {
+        let e = match value {
+            Some(v) => lit(v.clone()),
+            None => given.next().ok_or_else(|| {
+                SqlError::semantic(format!("no value for partition column {}", key.name))
+            })?,
+        };
+        exprs.push(e.alias(&key.name));
+    }
+    LogicalPlanBuilder::from(plan)
+        .project(exprs)
+        .and_then(|b| b.build())
+        .map_err(SqlError::from_planning)
+}
+
+/// The partitions an INSERT OVERWRITE into `view` replaces: the static values, and each
+/// combination of dynamic values its rows hold (read by running the query for them first).
+async fn touched_partitions(
+    ctx: &datafusion::prelude::SessionContext,
+    plan: &LogicalPlan,
+    view: &Table,
+    spec: &[Option<String>],
+) -> Result<Vec<Vec<(String, Option<String>)>>, SqlError> {
+    use datafusion::logical_expr::{cast, col, LogicalPlanBuilder};
+    let names: Vec<&str> = view
+        .partition_keys
+        .iter()
+        .map(|k| k.name.as_str())
+        .collect();
+    if spec.iter().all(Option::is_some) {
+        return Ok(vec![names
+            .iter()
+            .zip(spec)
+            .map(|(n, v)| (n.to_string(), v.clone()))
+            .collect()]);
+    }
+    let keys = names.iter().map(|n| {
+        cast(
+            col(datafusion::common::Column::new_unqualified(*n)),
+            arrow::datatypes::DataType::Utf8,
+        )
+        .alias(*n)
+    });
+    let distinct = LogicalPlanBuilder::from(plan.clone())
+        .project(keys)
+        .and_then(|b| b.distinct())
+        .and_then(|b| b.build())
+        .map_err(SqlError::from_planning)?;
+    let batches = ctx
+        .execute_logical_plan(distinct)
+        .await
+        .map_err(SqlError::from_planning)?
+        .collect()
+        .await
+        .map_err(SqlError::from_execution)?;
+    let mut touched = Vec::new();
+    for b in &batches {
+        for row in 0..b.num_rows() {
+            touched.push(
+                names
+                    .iter()
+                    .enumerate()
+                    .map(|(i, n)| {
+                        let values = b.column(i);
+                        let text = (!values.is_null(row))
+                            .then(|| crate::render::cell_text(values.as_ref(), row))
+                            .flatten();
+                        (n.to_string(), text)
+                    })
+                    .collect(),
+            );
+        }
+    }
+    Ok(touched)
 }

@@ -21,7 +21,7 @@ use apiary_metastore::{
     Column, Database, Partition, SerDeInfo, SortColumn, StorageDescriptor, Table, TableType,
 };
 use apiary_storage::format::NativeFormat;
-use apiary_storage::handler::{AlterOp, PARTITION_COLUMNS};
+use apiary_storage::handler::{AlterOp, WriteMode, PARTITION_COLUMNS};
 use apiary_storage::ownership;
 use apiary_storage::write::{self, InsertSpec};
 use arrow::datatypes::SchemaRef;
