@@ -260,6 +260,29 @@ def test_insert_into_partitions_static_and_dynamic(server):
         cur.execute("DROP TABLE parts")
 
 
+def test_create_table_as_select(server):
+    cur = clients.pyhive_none(server).cursor()
+    cur.execute("CREATE TABLE ctas PARTITIONED BY (region) STORED BY DELTA AS "
+                "SELECT 1 AS id, 'eu' AS region, 2.5 AS amount UNION ALL SELECT 2, 'us', 3.5")
+    path = location_of(cur, "ctas")
+    try:
+        assert [(r[0], r[1]) for r in rows(cur, "DESCRIBE ctas")] == [
+            ("id", "int"), ("amount", "decimal(2,1)"), ("region", "string")]
+        dt = DeltaTable(path)
+        assert dt.metadata().partition_columns == ["region"]
+        assert dt.version() == 1  # the CREATE, then the rows in one commit
+        assert sorted((r["id"], r["region"]) for r in dt.to_pyarrow_table().to_pylist()) == [(1, "eu"), (2, "us")]
+    finally:
+        cur.execute("DROP TABLE ctas")
+    # A CTAS whose rows fail leaves no table and no Delta table behind.
+    e = error_of(cur, "CREATE TABLE ctas_bad STORED BY DELTA AS SELECT assert_true(false) AS x")
+    assert e
+    assert "ctas_bad" not in tables_in_catalog(cur)
+    assert not os.path.exists(path.replace("/ctas", "/ctas_bad"))
+    e = error_of(cur, "CREATE EXTERNAL TABLE ctas_ext STORED BY DELTA LOCATION '/tmp/x' AS SELECT 1 AS id")
+    assert "CREATE-TABLE-AS-SELECT" in e.upper() or "10071" in e or "external" in e.lower(), e
+
+
 def test_show_create_table_round_trips(server):
     cur = clients.pyhive_none(server).cursor()
     cur.execute("CREATE TABLE rt (id INT, name STRING) PARTITIONED BY (region STRING) STORED BY DELTA")

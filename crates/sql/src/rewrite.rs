@@ -320,7 +320,79 @@ pub fn to_datafusion(statement: &mut Statement) -> Result<(), SqlError> {
     if let Statement::Query(q) = statement {
         name_result_columns(&mut q.body);
     }
+    // Every SELECT's integer literals are INT, in subqueries, WITH queries and each branch of
+    // a UNION too (`WITH a AS (SELECT 1 AS id) ..` gives an INT column, as in Hive); the
+    // outermost SELECT's, typed twice, keep one cast.
+    let _ = statement.visit(&mut IntLiterals);
+    let _ = visit_expressions_mut(statement, |e| {
+        let int = |t: &DataType| matches!(t, DataType::Int(None));
+        if let Expr::Cast {
+            kind: CastKind::Cast,
+            expr,
+            data_type,
+            ..
+        } = &*e
+        {
+            if let Expr::Cast {
+                kind: CastKind::Cast,
+                expr: inner,
+                data_type: inner_type,
+                ..
+            } = &**expr
+            {
+                if int(data_type) && int(inner_type) && matches!(**inner, Expr::Value(_)) {
+                    *e = (**expr).clone();
+                }
+            }
+        }
+        ControlFlow::<()>::Continue(())
+    });
     Ok(())
+}
+
+/// Types the integer literals of every query's SELECT lists INT ([`int_literal`]).
+struct IntLiterals;
+
+impl VisitorMut for IntLiterals {
+    type Break = ();
+
+    fn pre_visit_query(&mut self, query: &mut Query) -> ControlFlow<()> {
+        type_literals(&mut query.body);
+        ControlFlow::Continue(())
+    }
+}
+
+/// [`int_literal`] over the select lists and GROUP BY expressions of a query body (every
+/// branch of a set operation).
+fn type_literals(body: &mut SetExpr) {
+    match body {
+        SetExpr::Select(select) => {
+            if let GroupByExpr::Expressions(exprs, _) = &mut select.group_by {
+                // (A bare number stays: DataFusion reads it as a position.)
+                for e in exprs.iter_mut().filter(|e| !matches!(e, Expr::Value(_))) {
+                    let _ = visit_expressions_mut(e, |x| {
+                        int_literal(x);
+                        ControlFlow::<()>::Continue(())
+                    });
+                }
+            }
+            for item in select.projection.iter_mut() {
+                if let SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } = item
+                {
+                    let _ = visit_expressions_mut(e, |x| {
+                        int_literal(x);
+                        ControlFlow::<()>::Continue(())
+                    });
+                }
+            }
+        }
+        SetExpr::SetOperation { left, right, .. } => {
+            type_literals(left);
+            type_literals(right);
+        }
+        SetExpr::Query(q) => type_literals(&mut q.body),
+        _ => {}
+    }
 }
 
 /// Table functions' names in lower case, as every function name is read (`RANGE(10)` is
@@ -1234,30 +1306,17 @@ fn hive_size(e: &mut Expr) {
     };
 }
 
-/// Names unnamed expressions of the outermost SELECT `_c<i>` and types their integer
-/// literals INT, as Hive does.
+/// Names unnamed expressions of the outermost SELECT `_c<i>`, as Hive does (after typing
+/// their literals, so the names are of the typed expressions).
 fn name_result_columns(body: &mut SetExpr) {
+    if let SetExpr::Select(_) = body {
+        // GROUP BY expressions type their literals as the select list does, so
+        // `SELECT a / 10 .. GROUP BY a / 10` names one expression.
+        type_literals(body);
+    }
     match body {
         SetExpr::Select(select) => {
-            // GROUP BY expressions type their literals as the select list does, so
-            // `SELECT a / 10 .. GROUP BY a / 10` names one expression.
-            if let GroupByExpr::Expressions(exprs, _) = &mut select.group_by {
-                // (A bare number stays: DataFusion reads it as a position.)
-                for e in exprs.iter_mut().filter(|e| !matches!(e, Expr::Value(_))) {
-                    let _ = visit_expressions_mut(e, |x| {
-                        int_literal(x);
-                        ControlFlow::<()>::Continue(())
-                    });
-                }
-            }
             for (i, item) in select.projection.iter_mut().enumerate() {
-                if let SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } = item
-                {
-                    let _ = visit_expressions_mut(e, |x| {
-                        int_literal(x);
-                        ControlFlow::<()>::Continue(())
-                    });
-                }
                 if let SelectItem::UnnamedExpr(e) = item {
                     if !matches!(e, Expr::Identifier(_) | Expr::CompoundIdentifier(_)) {
                         *item = SelectItem::ExprWithAlias {

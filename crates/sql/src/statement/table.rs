@@ -130,7 +130,12 @@ impl dyn Scope {
                 if props.is_empty() && serde == handler.serde_class() => {}
             Some(_) => return Err(SqlError::hive(HiveError::StoredByWithRowFormat, "")),
         }
-        if ct.as_select.is_some() || ct.like.is_some() {
+        // CTAS: a managed table its handler writes; its columns are the query's.
+        let ctas = ct.as_select.is_some() && !ct.external && caps.managed && caps.insert;
+        if ct.like.is_some() || (ct.as_select.is_some() && !ctas) {
+            if ct.as_select.is_some() && ct.external {
+                return Err(SqlError::hive(HiveError::CtasExternalTable, ""));
+            }
             return Err(SqlError::semantic(format!(
                 "CREATE TABLE .. {} cannot be used with a table stored by {class}",
                 if ct.like.is_some() {
@@ -140,6 +145,43 @@ impl dyn Scope {
                 }
             )));
         }
+        let mut ct = ct.clone();
+        let mut ctas_targets: Vec<String> = vec![];
+        if let (true, Some(q)) = (ctas, &ct.as_select) {
+            if !ct.columns.is_empty() {
+                return Err(SqlError::hive(HiveError::CtasColumnList, ""));
+            }
+            if ct.partitioned_by.iter().any(|c| !c.type_name.is_empty()) {
+                return Err(SqlError::hive(HiveError::CtasPartitioning, ""));
+            }
+            let plan = self.plan_query(q).await?;
+            let mut columns: Vec<ColumnDef> = plan
+                .schema()
+                .fields()
+                .iter()
+                .map(|f| ColumnDef {
+                    name: f.name().to_lowercase(),
+                    type_name: HiveType::of_field(f).to_string(),
+                    comment: None,
+                })
+                .collect();
+            ctas_targets = columns.iter().map(|c| c.name.clone()).collect();
+            // PARTITIONED BY (c, ..) names query columns, which become the partition columns.
+            let mut partitions = Vec::new();
+            for key in &ct.partitioned_by {
+                let name = key.name.to_lowercase();
+                let Some(i) = columns.iter().position(|c| c.name == name) else {
+                    return Err(SqlError::hive(
+                        HiveError::InvalidColumn,
+                        format!(" {name} in PARTITIONED BY"),
+                    ));
+                };
+                partitions.push(columns.remove(i));
+            }
+            ct.columns = columns;
+            ct.partitioned_by = partitions;
+        }
+        let ct = &ct;
         if !ct.partitioned_by.is_empty() && !caps.partition_columns {
             return Err(SqlError::semantic(format!(
                 "PARTITIONED BY cannot be used with a table stored by {class}"
@@ -232,6 +274,35 @@ impl dyn Scope {
             self.interrupt(),
         )
         .await?;
+        let Some(q) = ct.as_select.as_ref() else {
+            return Ok(Prepared::Done);
+        };
+        // CTAS is all or nothing: if writing fails or is cancelled, the table goes again
+        // (through the journal, with its object).
+        let created = self
+            .require_table(&TableName {
+                db: Some(table.database.clone()),
+                name: table.name.clone(),
+            })
+            .await?;
+        let written = match self.insert(&created, None, &ctas_targets, q, false).await {
+            Ok(task) => task.run(self.interrupt().clone()).await,
+            Err(e) => Err(e),
+        };
+        if let Err(e) = written {
+            let undo = crate::nonnative::drop(
+                metastore.as_ref(),
+                handler.as_ref(),
+                self.owner(),
+                &created,
+                &tokio_util::sync::CancellationToken::new(),
+            )
+            .await;
+            if let Err(u) = undo {
+                tracing::warn!(error = %u, table = %created.qualified_name(), "undoing a failed CTAS failed");
+            }
+            return Err(e);
+        }
         Ok(Prepared::Done)
     }
 
