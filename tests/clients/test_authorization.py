@@ -397,3 +397,19 @@ def test_two_servers_on_one_postgresql_metastore_enforce_the_same_grants(postgre
         a.stop()
         b.stop()
         shutil.rmtree(warehouse, ignore_errors=True)
+
+
+def test_time_travel_reads_need_the_tables_grants(srv):
+    """An earlier version of a table is the table: reading it needs SELECT on it, however the
+    version is written (Hive's syntax, or the name it is planned under)."""
+    alice, frank = as_user(srv, "alice"), as_user(srv, "frank")
+    alice.execute("CREATE TABLE versioned (a INT) STORED BY DELTA")
+    alice.execute("INSERT INTO versioned VALUES (1)")
+    assert rows(alice, "SELECT a FROM versioned FOR SYSTEM_VERSION AS OF 1") == [(1,)]
+    for sql in ["SELECT * FROM versioned FOR SYSTEM_VERSION AS OF 1", "SELECT * FROM `versioned@v1`",
+                "SELECT * FROM default.`versioned@t99999999999999`"]:
+        text = refused(frank, sql)
+        assert "Permission denied" in text and "default.versioned" in text, (sql, text)
+    alice.execute("GRANT SELECT ON versioned TO USER frank")
+    assert rows(frank, "SELECT a FROM versioned FOR SYSTEM_VERSION AS OF 1") == [(1,)]
+    alice.execute("DROP TABLE versioned")

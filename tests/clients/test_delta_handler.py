@@ -222,6 +222,9 @@ def test_managed_table_is_a_delta_table_deltalake_reads(server):
         assert got == [1, 2, 3]
         e = error_of(cur, "SELECT * FROM sales FOR SYSTEM_VERSION AS OF 9")
         assert "9" in e, e
+        # Before the first commit there is no state to read (deltalake alone would give version 0).
+        e = error_of(cur, "SELECT * FROM sales FOR SYSTEM_TIME AS OF '2000-01-01 00:00:00'")
+        assert "has no version at or before 2000-01-01 00:00:00.000" in e, e
         # A value that does not fit its column fails the INSERT and commits nothing.
         e = error_of(cur, "INSERT INTO sales SELECT 1, 'x', 123456789012.5, true, NULL, NULL, NULL, 'eu'")
         assert e
@@ -474,3 +477,40 @@ def test_apiary_and_deltalake_appending_at_once_lose_and_double_nothing(server, 
         assert DeltaTable(path).version() == 2 * rounds
     finally:
         cur.execute("DROP TABLE shared")
+
+
+def test_a_conflicting_commit_is_a_clear_retryable_error(folder):
+    import threading
+    path = os.path.join(folder, "t")
+    # The server pauses between sending the rows and committing, so an outside overwrite lands
+    # in between: it removed the file Apiary's INSERT OVERWRITE read and would remove, so that
+    # commit must not go through.
+    srv = Server("--hiveconf", "apiary.failpoints=insert.rows_sent=sleep(1500)")
+    try:
+        cur = clients.pyhive_none(srv).cursor()
+        cur.execute(f"CREATE TABLE t (id INT, v STRING) STORED BY DELTA LOCATION '{path}'")
+        cur.execute("INSERT INTO t VALUES (0, 'old')")
+        result = {}
+
+        def overwrite():
+            try:
+                clients.pyhive_none(srv).cursor().execute("INSERT OVERWRITE TABLE t SELECT 1, 'apiary'")
+            except Exception as e:  # checked below
+                result["error"] = str(e)
+
+        t = threading.Thread(target=overwrite)
+        t.start()
+        import time
+        time.sleep(0.5)
+        write_deltalake(path, pa.table({"id": pa.array([2], pa.int32()), "v": pa.array(["outside"])}),
+                        mode="overwrite")
+        t.join()
+        e = result.get("error", "")
+        assert "this INSERT wrote nothing and can be run again" in e, e
+        # The outside writer's rows are there, Apiary's are not: nothing half-written.
+        assert rows(cur, "SELECT id, v FROM t") == [(2, "outside")]
+        cur.execute("INSERT OVERWRITE TABLE t SELECT 1, 'apiary'")
+        assert rows(cur, "SELECT id, v FROM t") == [(1, "apiary")]
+    finally:
+        srv.stop()
+        shutil.rmtree(srv.data, ignore_errors=True)

@@ -474,3 +474,15 @@ def test_handler_secrets_are_sealed_at_rest(tmp_path):
         cur.execute("DROP TABLE sealed_t")
     finally:
         srv.stop()
+
+
+def test_create_table_as_select_creates_and_fills_the_remote_table(server, pg):
+    cur = clients.pyhive_none(server).cursor()
+    cur.execute(f"CREATE TABLE ctas_jdbc STORED BY '{CLASS}' " + props(pg, "ctas_jdbc")
+                + " AS SELECT 1 AS id, 'x' AS v UNION ALL SELECT 2, 'y'")
+    try:
+        assert pg.psql("SELECT id, v FROM ctas_jdbc ORDER BY id", db="remote").split() == ["1|x", "2|y"]
+        assert rows(cur, "SELECT count(*) FROM ctas_jdbc") == [(2,)]
+    finally:
+        cur.execute("DROP TABLE ctas_jdbc")
+    assert "ctas_jdbc" not in remote_tables(pg)

@@ -50,22 +50,38 @@ fn delete_folder(dir: &Path) -> HandlerResult<()> {
     let (Some(parent), Some(name)) = (dir.parent(), dir.file_name()) else {
         return Err(def_err(format!("{} cannot be deleted", dir.display())));
     };
-    let grave_prefix = format!("{GRAVE}{}-", name.to_string_lossy());
+    let name = name.to_string_lossy();
     if dir.exists() {
-        let grave = parent.join(format!("{grave_prefix}{}", std::process::id()));
-        let grave = unused(grave);
+        let grave = unused(parent.join(format!("{GRAVE}{name}-{}", std::process::id())));
         std::fs::rename(dir, &grave).map_err(|e| remote_err(format!("{}: {e}", dir.display())))?;
     }
-    let leftovers =
-        std::fs::read_dir(parent).map_err(|e| remote_err(format!("{}: {e}", parent.display())))?;
-    for entry in leftovers.flatten() {
-        if entry
-            .file_name()
-            .to_string_lossy()
-            .starts_with(&grave_prefix)
-        {
-            std::fs::remove_dir_all(entry.path())
-                .map_err(|e| remote_err(format!("{}: {e}", entry.path().display())))?;
+    clear_graves(parent, &name)
+}
+
+/// Deletes the graves of folder `name` in `parent` (`.apiary-dropped-<name>-<pid>[.<n>]`)
+/// that a drop cut short left. A parent that is gone holds none.
+fn clear_graves(parent: &Path, name: &str) -> HandlerResult<()> {
+    let prefix = format!("{GRAVE}{name}-");
+    let is_grave = |file: &str| {
+        file.strip_prefix(&prefix).is_some_and(|rest| {
+            let (pid, n) = rest.split_once('.').unwrap_or((rest, "0"));
+            let digits = |t: &str| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit());
+            digits(pid) && digits(n)
+        })
+    };
+    let entries = match std::fs::read_dir(parent) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(remote_err(format!("{}: {e}", parent.display()))),
+    };
+    for entry in entries.flatten() {
+        if is_grave(&entry.file_name().to_string_lossy()) {
+            match std::fs::remove_dir_all(entry.path()) {
+                Ok(()) => {}
+                // (Another drop of the same folder cleared it first.)
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(remote_err(format!("{}: {e}", entry.path().display()))),
+            }
         }
     }
     Ok(())
@@ -82,16 +98,29 @@ fn unused(path: PathBuf) -> PathBuf {
     candidate
 }
 
-/// Whether `dir` holds nothing but (possibly) an empty `_delta_log`: what a CREATE cut short
-/// before its first commit leaves.
-fn empty_but_for_log(dir: &Path) -> bool {
+/// Whether `dir` is empty.
+fn is_empty(dir: &Path) -> bool {
+    std::fs::read_dir(dir).is_ok_and(|mut entries| entries.next().is_none())
+}
+
+/// Whether `dir` holds nothing but a `_delta_log` with no committed version in it: what a
+/// CREATE cut short before its first commit leaves (an empty log folder, or a commit file
+/// still being written under a temporary name).
+fn uncommitted_log_only(dir: &Path) -> bool {
+    let log = dir.join("_delta_log");
     let Ok(entries) = std::fs::read_dir(dir) else {
         return false;
     };
-    entries.flatten().all(|e| {
-        e.file_name() == "_delta_log"
-            && std::fs::read_dir(e.path()).is_ok_and(|mut inner| inner.next().is_none())
-    })
+    let only_log = entries.flatten().all(|e| e.file_name() == "_delta_log");
+    let committed = |name: &str| {
+        name == "_last_checkpoint" || name.ends_with(".json") || name.ends_with(".parquet")
+    };
+    only_log
+        && std::fs::read_dir(&log).is_ok_and(|entries| {
+            entries
+                .flatten()
+                .all(|e| !committed(&e.file_name().to_string_lossy()))
+        })
 }
 
 fn local(url: &url::Url) -> HandlerResult<PathBuf> {
@@ -133,7 +162,7 @@ impl MetaHook for DeltaHook {
                 dir.display()
             )));
         }
-        if dir.exists() && !empty_but_for_log(&dir) {
+        if dir.exists() && !is_empty(&dir) && !uncommitted_log_only(&dir) {
             // Its files are not the table's to own (a DROP would delete them).
             return Err(def_err(format!(
                 "{} exists and is not empty: a managed Delta table needs a new folder (declare the table EXTERNAL to read a Delta table there)",
@@ -168,8 +197,8 @@ impl MetaHook for DeltaHook {
         let dir = local(&url)?;
         match self.object_state(table, op).await? {
             ObjectState::CreatedBy => delete_folder(&dir),
-            // A CREATE cut short before its commit may leave an empty log folder.
-            ObjectState::Absent if dir.exists() && empty_but_for_log(&dir) => delete_folder(&dir),
+            // A CREATE cut short before its commit may leave a log folder with no version.
+            ObjectState::Absent if uncommitted_log_only(&dir) => delete_folder(&dir),
             _ => Ok(()),
         }
     }
@@ -181,8 +210,15 @@ impl MetaHook for DeltaHook {
         let url = root_url(&self.reach, table)?;
         let dir = local(&url)?;
         let Some(delta) = open(&url).await? else {
-            // Gone already (a drop cut short after its rename): clear what it left.
-            return delete_folder(&dir);
+            // Gone already (a drop cut short after its rename): clear what it left. Whatever
+            // else is at the location now is not this table's Delta table, and stays.
+            if dir.exists() {
+                tracing::warn!(table = %table.qualified_name(), location = %dir.display(), "no Delta table at the location of a dropped managed table; what is there is kept");
+            }
+            return match (dir.parent(), dir.file_name()) {
+                (Some(parent), Some(name)) => clear_graves(parent, &name.to_string_lossy()),
+                _ => Ok(()),
+            };
         };
         let ours = match (table.parameters.get(CREATED_BY), tag_of(&delta)) {
             (Some(expected), Some(found)) => *expected == found,

@@ -220,6 +220,17 @@ impl StorageHandler for DeltaHandler {
                 match open(&url).await? {
                     Some(mut delta) => {
                         delta.load_with_datetime(when).await.map_err(remote_err)?;
+                        // deltalake gives the first version for an earlier time; Hive's
+                        // answer is that the table had no state then.
+                        let state = delta.snapshot().map_err(remote_err)?;
+                        let committed = state.version_timestamp(state.version());
+                        if committed.is_some_and(|t| t > ms) {
+                            return Err(def_err(format!(
+                                "table {} has no version at or before {} (its first commit is later)",
+                                table.qualified_name(),
+                                when.format("%Y-%m-%d %H:%M:%S%.3f")
+                            )));
+                        }
                         Some(delta)
                     }
                     None => None,

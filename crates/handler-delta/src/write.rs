@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use apiary_metastore::Table;
-use apiary_storage::handler::{HandlerResult, WriteMode};
+use apiary_storage::handler::{HandlerError, HandlerResult, WriteMode};
 use arrow::compute::{cast_with_options, CastOptions};
 use arrow::datatypes::{Schema, SchemaRef};
 use arrow::record_batch::RecordBatch;
@@ -18,8 +18,9 @@ use datafusion::execution::{SendableRecordBatchStream, TaskContext};
 use datafusion::logical_expr::{col, lit, Expr, LogicalPlanBuilder};
 use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
 use datafusion::physical_plan::streaming::PartitionStream;
+use deltalake::kernel::transaction::TransactionError;
 use deltalake::protocol::SaveMode;
-use deltalake::DeltaTable;
+use deltalake::{DeltaTable, DeltaTableError};
 use futures::StreamExt;
 
 use crate::{def_err, remote_err};
@@ -90,42 +91,106 @@ impl PartitionStream for Rows {
 }
 
 /// The predicate naming the rows of `partitions` (each the values of the partition columns):
-/// what an INSERT OVERWRITE .. PARTITION replaces.
+/// what an INSERT OVERWRITE .. PARTITION replaces. One partition column is an IN list (a
+/// long OR chain would nest as deep as there are partitions); several, an OR of ANDs split
+/// in halves. An empty string is NULL, as Delta stores it.
 fn partitions_predicate(
     partitions: &[Vec<(String, Option<String>)>],
     schema: &Schema,
 ) -> HandlerResult<Expr> {
-    let mut any: Option<Expr> = None;
-    for values in partitions {
-        let mut all: Option<Expr> = None;
-        for (name, value) in values {
-            let field = schema
-                .fields()
-                .iter()
-                .find(|f| f.name().eq_ignore_ascii_case(name))
-                .ok_or_else(|| def_err(format!("{name} is not a column of the Delta table")))?;
-            let column = col(Column::new_unqualified(field.name()));
-            let test = match value {
-                None => column.is_null(),
-                Some(v) => {
-                    let v = ScalarValue::try_from_string(v.clone(), field.data_type())
-                        .map_err(|e| def_err(format!("partition value {v} of {name}: {e}")))?;
-                    column.eq(lit(v))
-                }
+    let value_test = |name: &str, value: &Option<String>| -> HandlerResult<(Expr, Option<Expr>)> {
+        let field = schema
+            .fields()
+            .iter()
+            .find(|f| f.name().eq_ignore_ascii_case(name))
+            .ok_or_else(|| def_err(format!("{name} is not a column of the Delta table")))?;
+        let column = col(Column::new_unqualified(field.name()));
+        let value = value.as_ref().filter(|v| !v.is_empty());
+        let literal = value
+            .map(|v| {
+                ScalarValue::try_from_string(v.clone(), field.data_type())
+                    .map(lit)
+                    .map_err(|e| def_err(format!("partition value {v} of {name}: {e}")))
+            })
+            .transpose()?;
+        Ok((column, literal))
+    };
+    if let Some(first) = partitions.first().filter(|p| p.len() == 1) {
+        let name = &first[0].0;
+        let mut values = Vec::new();
+        let mut null = false;
+        let mut column = None;
+        for p in partitions {
+            let [(n, v)] = p.as_slice() else {
+                return Err(def_err("partitions of different columns"));
             };
-            all = Some(match all {
-                None => test,
-                Some(a) => a.and(test),
-            });
+            if n != name {
+                return Err(def_err("partitions of different columns"));
+            }
+            let (c, literal) = value_test(n, v)?;
+            column = Some(c);
+            match literal {
+                Some(l) => values.push(l),
+                None => null = true,
+            }
         }
-        if let Some(all) = all {
-            any = Some(match any {
-                None => all,
-                Some(a) => a.or(all),
-            });
-        }
+        let Some(column) = column else {
+            return Err(def_err("no partition to overwrite"));
+        };
+        let listed = (!values.is_empty()).then(|| column.clone().in_list(values, false));
+        return match (listed, null) {
+            (Some(l), true) => Ok(l.or(column.is_null())),
+            (Some(l), false) => Ok(l),
+            (None, _) => Ok(column.is_null()),
+        };
     }
-    any.ok_or_else(|| def_err("no partition to overwrite"))
+    let terms = partitions
+        .iter()
+        .map(|values| {
+            let tests = values
+                .iter()
+                .map(|(n, v)| {
+                    let (c, literal) = value_test(n, v)?;
+                    Ok(match literal {
+                        Some(l) => c.eq(l),
+                        None => c.is_null(),
+                    })
+                })
+                .collect::<HandlerResult<Vec<_>>>()?;
+            balanced(tests, Expr::and).ok_or_else(|| def_err("a partition with no column"))
+        })
+        .collect::<HandlerResult<Vec<_>>>()?;
+    balanced(terms, Expr::or).ok_or_else(|| def_err("no partition to overwrite"))
+}
+
+/// `exprs` joined by `join` as a tree split in halves (its depth grows as the logarithm).
+fn balanced(mut exprs: Vec<Expr>, join: fn(Expr, Expr) -> Expr) -> Option<Expr> {
+    if exprs.len() <= 1 {
+        return exprs.pop();
+    }
+    let right = exprs.split_off(exprs.len() / 2);
+    Some(join(balanced(exprs, join)?, balanced(right, join)?))
+}
+
+/// A failed write: a conflict with another writer's commit says that nothing was written and
+/// the statement can be run again.
+fn commit_error(e: DeltaTableError) -> HandlerError {
+    let conflict = matches!(
+        &e,
+        DeltaTableError::VersionAlreadyExists(_)
+            | DeltaTableError::Transaction {
+                source: TransactionError::CommitConflict(_)
+                    | TransactionError::MaxCommitAttempts(_)
+                    | TransactionError::VersionAlreadyExists(_)
+            }
+    );
+    if conflict {
+        HandlerError::Remote(format!(
+            "{e} (another writer committed to the Delta table meanwhile; this INSERT wrote nothing and can be run again)"
+        ))
+    } else {
+        remote_err(e)
+    }
 }
 
 /// Writes `rows` (the table's declared columns, in order) into `delta` as one commit, as
@@ -183,6 +248,6 @@ pub(crate) async fn insert(
             .with_save_mode(SaveMode::Overwrite)
             .with_replace_where(partitions_predicate(partitions, &found)?),
     };
-    write.await.map_err(remote_err)?;
+    write.await.map_err(commit_error)?;
     Ok(count.load(Ordering::Relaxed))
 }

@@ -431,6 +431,12 @@ pub async fn tables_read(
             [_, db, name] => (db.to_lowercase(), name.to_lowercase()),
             _ => continue,
         };
+        // A table read as of an earlier state (`t@v3`, as time travel plans it, or typed so)
+        // is the table itself.
+        let name = match apiary_storage::handler::AsOf::of_table_name(&name) {
+            Some((table, _)) => table.to_string(),
+            None => name,
+        };
         if out.iter().any(|t| t.database == db && t.name == name) {
             continue;
         }

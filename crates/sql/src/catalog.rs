@@ -100,6 +100,17 @@ pub struct HiveSchema {
 }
 
 impl HiveSchema {
+    /// Refuses a table whose recovery at start-up failed.
+    fn check_available(&self, name: &str) -> DfResult<()> {
+        match self.unavailable.reason(&self.db, name) {
+            Some(reason) => Err(DataFusionError::Plan(format!(
+                "table {}.{name} is unavailable: its recovery at start-up failed ({reason}); see the server log, or DROP it",
+                self.db
+            ))),
+            None => Ok(()),
+        }
+    }
+
     /// A table as of an earlier state (`FOR SYSTEM_VERSION AS OF`, `FOR SYSTEM_TIME AS OF`),
     /// which only a storage handler that keeps versions can give.
     async fn table_as_of(
@@ -107,6 +118,7 @@ impl HiveSchema {
         name: &str,
         as_of: AsOf,
     ) -> DfResult<Option<Arc<dyn TableProvider>>> {
+        self.check_available(name)?;
         let Some(table) = self
             .metastore
             .get_table(&self.db, name)
@@ -229,12 +241,7 @@ impl SchemaProvider for HiveSchema {
         if let Some((name, as_of)) = AsOf::of_table_name(name) {
             return self.table_as_of(name, as_of).await;
         }
-        if let Some(reason) = self.unavailable.reason(&self.db, name) {
-            return Err(DataFusionError::Plan(format!(
-                "table {}.{name} is unavailable: its recovery at start-up failed ({reason}); see the server log, or DROP it",
-                self.db
-            )));
-        }
+        self.check_available(name)?;
         let Some(table) = self
             .metastore
             .get_table(&self.db, name)

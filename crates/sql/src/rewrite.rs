@@ -9,7 +9,7 @@ use datafusion::sql::sqlparser::ast::{
     Expr, Function, FunctionArg, FunctionArgExpr, FunctionArgumentList, FunctionArguments,
     GroupByExpr, GroupByWithModifier, Ident, ObjectName, ObjectNamePart, Query, SelectItem,
     SetExpr, Statement, TimezoneInfo, UnaryOperator, Value, ValueWithSpan, Visit, VisitMut,
-    Visitor, VisitorMut,
+    Visitor, VisitorMut, WindowFrameBound, WindowType,
 };
 
 use datafusion::sql::sqlparser::ast::helpers::attached_token::AttachedToken;
@@ -342,6 +342,28 @@ pub fn to_datafusion(statement: &mut Statement) -> Result<(), SqlError> {
             {
                 if int(data_type) && int(inner_type) && matches!(**inner, Expr::Value(_)) {
                     *e = (**expr).clone();
+                }
+            }
+        }
+        // A window frame's offset stays a bare number (`ROWS 1 PRECEDING`), the only form
+        // DataFusion takes there.
+        if let Expr::Function(Function {
+            over: Some(WindowType::WindowSpec(spec)),
+            ..
+        }) = e
+        {
+            if let Some(frame) = spec.window_frame.as_mut() {
+                for bound in std::iter::once(&mut frame.start_bound).chain(frame.end_bound.as_mut())
+                {
+                    if let WindowFrameBound::Preceding(Some(offset))
+                    | WindowFrameBound::Following(Some(offset)) = bound
+                    {
+                        if let Expr::Cast { expr, .. } = &**offset {
+                            if matches!(**expr, Expr::Value(_)) {
+                                *offset = expr.clone();
+                            }
+                        }
+                    }
                 }
             }
         }

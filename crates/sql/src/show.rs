@@ -1,7 +1,7 @@
 //! SHOW CREATE TABLE in Hive's layout.
 
 use apiary_metastore::{Column, Table, TableType};
-use apiary_storage::handler::PARTITION_COLUMNS;
+use apiary_storage::handler::{CREATED_BY, PARTITION_COLUMNS};
 
 fn quote(s: &str) -> String {
     s.replace('\\', "\\\\").replace('\'', "\\'")
@@ -111,6 +111,7 @@ pub fn show_create_table(t: &Table) -> String {
         .filter(|(k, _)| {
             !matches!(k.as_str(), "EXTERNAL" | "comment" | "storage_handler")
                 && k.as_str() != PARTITION_COLUMNS
+                && k.as_str() != CREATED_BY
         })
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect();

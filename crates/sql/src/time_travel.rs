@@ -19,7 +19,10 @@ use datafusion::sql::sqlparser::tokenizer::{Token, TokenWithSpan, Whitespace, Wo
 
 use crate::error::{HiveError, SqlError};
 
-/// `FOR SYSTEM_VERSION AS OF` as the parser's `VERSION AS OF`.
+/// `FOR SYSTEM_VERSION AS OF` as the parser's `VERSION AS OF`; and `AT`, `BEFORE`, `CHANGES`
+/// not followed by `(` as plain names (with table versioning on, the parser would take them
+/// after a table name for Snowflake's versioning clauses, but in Hive they are just names:
+/// `FROM attendance at`).
 pub(crate) fn version_tokens(tokens: &mut [TokenWithSpan]) {
     let word = |t: &TokenWithSpan, w: &str| matches!(&t.token, Token::Word(x) if x.quote_style.is_none() && x.value.eq_ignore_ascii_case(w));
     let significant: Vec<usize> = tokens
@@ -28,6 +31,21 @@ pub(crate) fn version_tokens(tokens: &mut [TokenWithSpan]) {
         .filter(|(_, t)| !matches!(t.token, Token::Whitespace(_)))
         .map(|(i, _)| i)
         .collect();
+    for (i, at) in significant.iter().enumerate() {
+        let next_is_paren = significant
+            .get(i + 1)
+            .is_some_and(|n| tokens[*n].token == Token::LParen);
+        if let Token::Word(w) = &mut tokens[*at].token {
+            if w.quote_style.is_none()
+                && matches!(w.keyword, Keyword::AT | Keyword::BEFORE | Keyword::CHANGES)
+                && !next_is_paren
+            {
+                w.value = w.value.to_lowercase();
+                w.quote_style = Some('`');
+                w.keyword = Keyword::NoKeyword;
+            }
+        }
+    }
     for w in significant.windows(4) {
         if word(&tokens[w[0]], "FOR")
             && word(&tokens[w[1]], "SYSTEM_VERSION")

@@ -22,7 +22,7 @@
 
 use std::sync::Arc;
 
-use arrow::datatypes::{DataType, TimeUnit};
+use arrow::datatypes::DataType;
 use datafusion::common::config::ConfigOptions;
 use datafusion::common::tree_node::{Transformed, TreeNode};
 use datafusion::common::{Column, DFSchema, Result, ScalarValue};
@@ -137,31 +137,28 @@ fn is_timestamp(t: &DataType) -> bool {
 }
 
 /// A number about to be cast to a TIMESTAMP, as a TIMESTAMP the way Hive reads it (see the
-/// module's text), and whether it changed. Out of range is NULL.
+/// module's text), and whether it changed. A value out of range is NULL. The TIMESTAMP comes
+/// from `to_timestamp_millis`/`to_timestamp_micros`, not from a cast, so analysing the plan
+/// again (INSERT and CTAS plans are) finds a TIMESTAMP there and changes nothing.
 fn timestamp_of_number(value: Expr, schema: &DFSchema) -> (Expr, bool) {
+    use datafusion::functions::datetime::expr_fn::{to_timestamp_micros, to_timestamp_millis};
     let Ok(t) = value.get_type(schema) else {
         return (value, false);
     };
     let try_cast = |e: Expr, t: DataType| Expr::TryCast(TryCast::new(Box::new(e), t));
-    let micros = if t.is_integer() || t == DataType::Boolean {
+    if t.is_integer() || t == DataType::Boolean {
         let millis = try_cast(value, DataType::Int64);
-        return (
-            try_cast(millis, DataType::Timestamp(TimeUnit::Millisecond, None)),
-            true,
-        );
+        (to_timestamp_millis(vec![millis]), true)
     } else if t.is_floating() || is_decimal(&t) {
         let seconds = try_cast(value, DataType::Float64);
-        datafusion::functions::math::expr_fn::round(vec![seconds * lit(1_000_000f64)])
+        let micros = datafusion::functions::math::expr_fn::round(vec![seconds * lit(1_000_000f64)]);
+        (
+            to_timestamp_micros(vec![try_cast(micros, DataType::Int64)]),
+            true,
+        )
     } else {
-        return (value, false);
-    };
-    (
-        try_cast(
-            try_cast(micros, DataType::Int64),
-            DataType::Timestamp(TimeUnit::Microsecond, None),
-        ),
-        true,
-    )
+        (value, false)
+    }
 }
 
 impl HiveTyping {
@@ -293,11 +290,8 @@ impl HiveTyping {
             expr.transform_up(|e| self.expr(e, &schema))
                 .map(|t| t.update_data(|e| name.restore(e)))
         })?;
-        if rewritten.transformed {
-            rewritten.map_data(|plan| plan.recompute_schema())
-        } else {
-            Ok(rewritten)
-        }
+        // Always: a node above a rewritten one (a UNION's projections) must see its new types.
+        rewritten.map_data(|plan| plan.recompute_schema())
     }
 
     /// A UNION's columns where text meets numbers, dates or timestamps: each input's other

@@ -313,7 +313,12 @@ fn with_partition_values(
 ) -> Result<LogicalPlan, SqlError> {
     use datafusion::logical_expr::{lit, Expr, LogicalPlanBuilder};
     let mut given = plan.schema().columns().into_iter().map(Expr::Column);
-    let mut exprs: Vec<Expr> = given.by_ref().take(view.sd.columns.len()).collect();
+    // Data columns under the table's names (a query column may share a partition column's).
+    let mut exprs: Vec<Expr> = given
+        .by_ref()
+        .zip(&view.sd.columns)
+        .map(|(e, c)| e.alias(&c.name))
+        .collect();
     for (key, value) in view.partition_keys.iter().zip(spec) {
         let e = match value {
             Some(v) => lit(v.clone()),
@@ -350,13 +355,22 @@ async fn touched_partitions(
             .map(|(n, v)| (n.to_string(), v.clone()))
             .collect()]);
     }
-    let keys = names.iter().map(|n| {
-        cast(
-            col(datafusion::common::Column::new_unqualified(*n)),
-            arrow::datatypes::DataType::Utf8,
-        )
-        .alias(*n)
-    });
+    // Each value as the table's column holds it (a DOUBLE 1.0 into an INT column is 1), then
+    // as text.
+    let keys = view
+        .partition_keys
+        .iter()
+        .map(|k| {
+            let declared = apiary_storage::native::column_field(k)
+                .map_err(|e| SqlError::semantic(e.to_string()))?;
+            let value = col(datafusion::common::Column::new_unqualified(&k.name));
+            Ok(cast(
+                cast(value, declared.data_type().clone()),
+                arrow::datatypes::DataType::Utf8,
+            )
+            .alias(&k.name))
+        })
+        .collect::<Result<Vec<_>, SqlError>>()?;
     let distinct = LogicalPlanBuilder::from(plan.clone())
         .project(keys)
         .and_then(|b| b.distinct())

@@ -21,10 +21,9 @@ use apiary_metastore::{
     Column, Database, Partition, SerDeInfo, SortColumn, StorageDescriptor, Table, TableType,
 };
 use apiary_storage::format::NativeFormat;
-use apiary_storage::handler::{AlterOp, WriteMode, PARTITION_COLUMNS};
+use apiary_storage::handler::{AlterOp, WriteMode, CREATED_BY, PARTITION_COLUMNS};
 use apiary_storage::ownership;
 use apiary_storage::write::{self, InsertSpec};
-use arrow::datatypes::SchemaRef;
 use datafusion::logical_expr::LogicalPlan;
 
 use crate::ddl::{
@@ -96,7 +95,8 @@ fn as_written(name: &TableName) -> String {
 
 /// Refuses table properties only the server sets: `storage_handler` comes from STORED BY
 /// (a property naming a handler would route a table through it without the handler's checks,
-/// its meta hook or its authorization), and a handler's partition columns from PARTITIONED BY.
+/// its meta hook or its authorization), a handler's partition columns from PARTITIONED BY, and
+/// the operation that created a handler's object from the CREATE itself.
 fn check_reserved_properties<'a>(
     keys: impl IntoIterator<Item = &'a String>,
 ) -> Result<(), SqlError> {
@@ -105,6 +105,9 @@ fn check_reserved_properties<'a>(
             "STORED BY"
         } else if k.eq_ignore_ascii_case(PARTITION_COLUMNS) {
             "PARTITIONED BY"
+        } else if k.eq_ignore_ascii_case(CREATED_BY) {
+            // The proof of which CREATE made a handler's object: DROP deletes by it.
+            "the CREATE of a managed non-native table"
         } else {
             continue;
         };
@@ -203,11 +206,13 @@ impl dyn Scope {
                 let mut table = crate::nonnative::for_display(self.require_table(&name).await?);
                 if formatted {
                     if let Some(h) = crate::nonnative::handler_of(self.handlers(), &table)? {
-                        let facts = h
-                            .describe_object(&table)
-                            .await
-                            .map_err(crate::nonnative::ddl_error)?;
-                        table.parameters.extend(facts);
+                        // The catalog's entry is shown even when the object cannot be read.
+                        match h.describe_object(&table).await {
+                            Ok(facts) => table.parameters.extend(facts),
+                            Err(e) => {
+                                tracing::warn!(table = %table.qualified_name(), error = %e, "cannot describe the handler's object")
+                            }
+                        }
                     }
                 }
                 describe(&table, extended, formatted, column.as_deref())

@@ -111,6 +111,49 @@ impl dyn Scope {
         Ok(())
     }
 
+    /// A CTAS's columns, from its query: the data columns, the partition columns PARTITIONED
+    /// BY (c, ..) names among them (Hive 4's form; with types, the older form, is refused), and
+    /// the query's column names in order.
+    async fn ctas_columns(
+        &mut self,
+        ct: &CreateTable,
+        query: &str,
+    ) -> Result<(Vec<Column>, Vec<Column>, Vec<String>), SqlError> {
+        if ct.external {
+            return Err(SqlError::hive(HiveError::CtasExternalTable, ""));
+        }
+        if ct.partitioned_by.iter().any(|c| !c.type_name.is_empty()) {
+            return Err(SqlError::hive(HiveError::CtasPartitioning, ""));
+        }
+        if !ct.columns.is_empty() {
+            return Err(SqlError::hive(HiveError::CtasColumnList, ""));
+        }
+        let plan = self.plan_query(query).await?;
+        let mut columns: Vec<Column> = plan
+            .schema()
+            .fields()
+            .iter()
+            .map(|f| Column {
+                name: f.name().to_lowercase(),
+                type_name: HiveType::of_field(f).to_string(),
+                comment: None,
+            })
+            .collect();
+        let targets = columns.iter().map(|c| c.name.clone()).collect();
+        let mut keys = Vec::new();
+        for key in &ct.partitioned_by {
+            let name = key.name.to_lowercase();
+            let Some(i) = columns.iter().position(|c| c.name == name) else {
+                return Err(SqlError::hive(
+                    HiveError::InvalidColumn,
+                    format!(" {name} in PARTITIONED BY"),
+                ));
+            };
+            keys.push(columns.remove(i));
+        }
+        Ok((columns, keys, targets))
+    }
+
     /// CREATE [EXTERNAL] TABLE .. STORED BY: the handler's object and the catalog entry
     /// together, through the intent journal.
     pub(super) async fn create_nonnative(
@@ -119,8 +162,18 @@ impl dyn Scope {
         db: String,
         tname: String,
     ) -> Result<Prepared, SqlError> {
-        let name = ct.stored_by.as_deref().unwrap_or_default();
-        let handler = crate::nonnative::resolve(self.handlers(), name)?;
+        check_reserved_properties(ct.tblproperties.keys())?;
+        let mut ct = ct.clone();
+        // TBLPROPERTIES ('EXTERNAL'='TRUE') makes an external table, as for a native one.
+        if ct
+            .tblproperties
+            .get("EXTERNAL")
+            .is_some_and(|v| v.eq_ignore_ascii_case("true"))
+        {
+            ct.external = true;
+        }
+        let name = ct.stored_by.clone().unwrap_or_default();
+        let handler = crate::nonnative::resolve(self.handlers(), &name)?;
         let class = handler.class_name();
         let caps = handler.capabilities();
         // ROW FORMAT only as SHOW CREATE TABLE prints it: the handler's own SerDe.
@@ -145,41 +198,17 @@ impl dyn Scope {
                 }
             )));
         }
-        let mut ct = ct.clone();
         let mut ctas_targets: Vec<String> = vec![];
         if let (true, Some(q)) = (ctas, &ct.as_select) {
-            if !ct.columns.is_empty() {
-                return Err(SqlError::hive(HiveError::CtasColumnList, ""));
-            }
-            if ct.partitioned_by.iter().any(|c| !c.type_name.is_empty()) {
-                return Err(SqlError::hive(HiveError::CtasPartitioning, ""));
-            }
-            let plan = self.plan_query(q).await?;
-            let mut columns: Vec<ColumnDef> = plan
-                .schema()
-                .fields()
-                .iter()
-                .map(|f| ColumnDef {
-                    name: f.name().to_lowercase(),
-                    type_name: HiveType::of_field(f).to_string(),
-                    comment: None,
-                })
-                .collect();
-            ctas_targets = columns.iter().map(|c| c.name.clone()).collect();
-            // PARTITIONED BY (c, ..) names query columns, which become the partition columns.
-            let mut partitions = Vec::new();
-            for key in &ct.partitioned_by {
-                let name = key.name.to_lowercase();
-                let Some(i) = columns.iter().position(|c| c.name == name) else {
-                    return Err(SqlError::hive(
-                        HiveError::InvalidColumn,
-                        format!(" {name} in PARTITIONED BY"),
-                    ));
-                };
-                partitions.push(columns.remove(i));
-            }
-            ct.columns = columns;
-            ct.partitioned_by = partitions;
+            let (data, keys, targets) = self.ctas_columns(&ct, q).await?;
+            let def = |c: Column| ColumnDef {
+                name: c.name,
+                type_name: c.type_name,
+                comment: c.comment,
+            };
+            ct.columns = data.into_iter().map(def).collect();
+            ct.partitioned_by = keys.into_iter().map(def).collect();
+            ctas_targets = targets;
         }
         let ct = &ct;
         if !ct.partitioned_by.is_empty() && !caps.partition_columns {
@@ -344,47 +373,14 @@ impl dyn Scope {
             }
             t
         } else {
-            let mut plan_schema: Option<SchemaRef> = None;
             let mut columns = to_columns(&ct.columns);
-            if let Some(q) = &ct.as_select {
-                if ct.external {
-                    return Err(SqlError::hive(HiveError::CtasExternalTable, ""));
-                }
-                // Hive 4 takes PARTITIONED BY (c, ..) of the query's columns; with types, the
-                // older form, it refuses.
-                if ct.partitioned_by.iter().any(|c| !c.type_name.is_empty()) {
-                    return Err(SqlError::hive(HiveError::CtasPartitioning, ""));
-                }
-                if !columns.is_empty() {
-                    return Err(SqlError::hive(HiveError::CtasColumnList, ""));
-                }
-                let plan = self.plan_query(q).await?;
-                let schema: SchemaRef = Arc::new(plan.schema().as_arrow().clone());
-                columns = schema
-                    .fields()
-                    .iter()
-                    .map(|f| Column {
-                        name: f.name().to_lowercase(),
-                        type_name: HiveType::of_field(f).to_string(),
-                        comment: None,
-                    })
-                    .collect();
-                plan_schema = Some(schema);
-            }
-            let _ = plan_schema;
             let mut partition_keys = to_columns(&ct.partitioned_by);
-            if ct.as_select.is_some() && !ct.partitioned_by.is_empty() {
-                ctas_targets = columns.iter().map(|c| c.name.clone()).collect();
-                partition_keys = vec![];
-                for key in &ct.partitioned_by {
-                    let name = key.name.to_lowercase();
-                    let Some(i) = columns.iter().position(|c| c.name == name) else {
-                        return Err(SqlError::hive(
-                            HiveError::InvalidColumn,
-                            format!(" {name} in PARTITIONED BY"),
-                        ));
-                    };
-                    partition_keys.push(columns.remove(i));
+            if let Some(q) = &ct.as_select {
+                let (data, keys, targets) = self.ctas_columns(&ct, q).await?;
+                columns = data;
+                partition_keys = keys;
+                if !partition_keys.is_empty() {
+                    ctas_targets = targets;
                 }
             }
             if columns.is_empty() {
