@@ -7,7 +7,6 @@ import datetime
 import decimal
 import os
 import shutil
-import sqlite3
 import tempfile
 
 import pyarrow as pa
@@ -16,31 +15,9 @@ from deltalake import DeltaTable, write_deltalake
 
 import clients
 from conftest import Server
+from handler_checks import CREATE_POINTS, DROP_POINTS, crash_at, error_of, metastore, rows, tables_in_catalog
 
 CLASS = "io.delta.hive.DeltaStorageHandler"
-
-
-def rows(cur, sql):
-    cur.execute(sql)
-    return cur.fetchall()
-
-
-def error_of(cur, sql):
-    with pytest.raises(Exception) as e:
-        cur.execute(sql)
-    return str(e.value)
-
-
-def tables_in_catalog(cur, db="default"):
-    return [r[0] for r in rows(cur, f"SHOW TABLES IN {db}")]
-
-
-def metastore(srv):
-    """The server's embedded metastore, read directly: table rows and unfinished intents."""
-    with sqlite3.connect(f"file:{os.path.join(srv.data, 'd', 'metastore.db')}?mode=ro", uri=True) as c:
-        tables = [r[0] for r in c.execute("SELECT name FROM tbls WHERE db = 'default' ORDER BY name")]
-        intents = c.execute("SELECT count(*) FROM intents").fetchone()[0]
-    return tables, intents
 
 
 def location_of(cur, table):
@@ -315,11 +292,6 @@ def test_drop_keeps_a_delta_table_the_table_did_not_create(server, folder):
     shutil.rmtree(path)
 
 
-CREATE_POINTS = ["create.after_intent", "create.after_object", "create.after_catalog",
-                 "create.after_commit_hook"]
-DROP_POINTS = ["drop.after_intent", "drop.after_catalog", "drop.after_object"]
-
-
 def create_sql(external, path):
     kind = "EXTERNAL TABLE" if external else "TABLE"
     return f"CREATE {kind} t (id INT, v STRING) STORED BY DELTA LOCATION '{path}'"
@@ -335,16 +307,7 @@ def test_crash_during_create_leaves_both_sides_consistent(folder, point, externa
     path = os.path.join(folder, "t")
     if external:
         write_deltalake(path, pa.table({"id": pa.array([1], pa.int32()), "v": pa.array(["x"])}))
-    srv = Server("--hiveconf", f"apiary.failpoints={point}=abort")
-    data = srv.data
-    try:
-        cur = clients.pyhive_none(srv).cursor()
-        with pytest.raises(Exception):
-            cur.execute(create_sql(external, path))
-        srv.proc.wait(10)
-        assert not srv.alive()
-    finally:
-        srv.stop()
+    data = crash_at(point, create_sql(external, path))
     srv = Server(data=data)
     try:
         cur = clients.pyhive_none(srv).cursor()
@@ -382,15 +345,7 @@ def test_crash_during_drop_leaves_both_sides_consistent(folder, point, external)
         cur.execute("INSERT INTO t VALUES (1, 'one')")
     finally:
         srv.stop()
-    srv = Server("--hiveconf", f"apiary.failpoints={point}=abort", data=data)
-    try:
-        cur = clients.pyhive_none(srv).cursor()
-        with pytest.raises(Exception):
-            cur.execute("DROP TABLE t")
-        srv.proc.wait(10)
-        assert not srv.alive()
-    finally:
-        srv.stop()
+    crash_at(point, "DROP TABLE t", data)
     srv = Server(data=data)
     try:
         cur = clients.pyhive_none(srv).cursor()
@@ -425,15 +380,7 @@ def test_kill_during_insert_leaves_the_old_rows_and_the_retry_adds_the_new_once(
         srv.stop()
     # Every row went to the writer, its data files are written or being written: the server
     # dies before the commit.
-    srv = Server("--hiveconf", "apiary.failpoints=insert.rows_sent=abort", data=data)
-    try:
-        cur = clients.pyhive_none(srv).cursor()
-        with pytest.raises(Exception):
-            cur.execute("INSERT INTO t SELECT id + 100, 'new' FROM t")
-        srv.proc.wait(10)
-        assert not srv.alive()
-    finally:
-        srv.stop()
+    crash_at("insert.rows_sent", "INSERT INTO t SELECT id + 100, 'new' FROM t", data)
     assert DeltaTable(path).version() == 1
     assert sorted(r["id"] for r in DeltaTable(path).to_pyarrow_table().to_pylist()) == [1, 2]
     srv = Server(data=data)

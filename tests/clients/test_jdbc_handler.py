@@ -9,6 +9,7 @@ import sqlite3
 import pytest
 
 import clients
+from handler_checks import CREATE_POINTS, DROP_POINTS, crash_at, error_of, metastore, rows, tables_in_catalog
 from conftest import MariaDB, Postgres, Server
 
 CLASS = "org.apache.hive.storage.jdbc.JdbcStorageHandler"
@@ -36,32 +37,9 @@ def props(pg, table, **extra):
     return "TBLPROPERTIES (" + ", ".join(f"'{k}'='{v}'" for k, v in p.items()) + ")"
 
 
-def rows(cur, sql):
-    cur.execute(sql)
-    return cur.fetchall()
-
-
-def error_of(cur, sql):
-    with pytest.raises(Exception) as e:
-        cur.execute(sql)
-    return str(e.value)
-
-
 def remote_tables(pg):
     return pg.psql("SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY 1",
                    db="remote").split()
-
-
-def tables_in_catalog(cur, db="default"):
-    return [r[0] for r in rows(cur, f"SHOW TABLES IN {db}")]
-
-
-def metastore(srv):
-    """The server's embedded metastore, read directly: table rows and unfinished intents."""
-    with sqlite3.connect(f"file:{os.path.join(srv.data, 'd', 'metastore.db')}?mode=ro", uri=True) as c:
-        tables = [r[0] for r in c.execute("SELECT name FROM tbls WHERE db = 'default' ORDER BY name")]
-        intents = c.execute("SELECT count(*) FROM intents").fetchone()[0]
-    return tables, intents
 
 
 def test_managed_table_creates_writes_and_drops_the_remote_table(server, pg):
@@ -219,11 +197,6 @@ def test_sqlite_database(server, tmp_path):
         assert c.execute("SELECT count(*) FROM sqlite_master WHERE name = 'lite'").fetchone() == (0,)
 
 
-CREATE_POINTS = ["create.after_intent", "create.after_object", "create.after_catalog",
-                 "create.after_commit_hook"]
-DROP_POINTS = ["drop.after_intent", "drop.after_catalog", "drop.after_object"]
-
-
 def create_sql(pg, name, remote, external):
     kind = "EXTERNAL TABLE" if external else "TABLE"
     return f"CREATE {kind} {name} (id INT, v STRING) STORED BY JDBC " + props(pg, remote)
@@ -239,16 +212,7 @@ def test_crash_during_create_leaves_both_sides_consistent(pg, point, external):
     remote = f"crash_c_{CREATE_POINTS.index(point)}_{int(external)}"
     if external:
         pg.psql(f"CREATE TABLE {remote} (id int, v text); INSERT INTO {remote} VALUES (1, 'x')", db="remote")
-    srv = Server("--hiveconf", f"apiary.failpoints={point}=abort")
-    data = srv.data
-    try:
-        cur = clients.pyhive_none(srv).cursor()
-        with pytest.raises(Exception):
-            cur.execute(create_sql(pg, "t", remote, external))
-        srv.proc.wait(10)
-        assert not srv.alive()
-    finally:
-        srv.stop()
+    data = crash_at(point, create_sql(pg, "t", remote, external))
     srv = restart_with(data)
     try:
         cur = clients.pyhive_none(srv).cursor()
@@ -289,15 +253,7 @@ def test_crash_during_drop_leaves_both_sides_consistent(pg, point, external):
         cur.execute("INSERT INTO t VALUES (1, 'one')")
     finally:
         srv.stop()
-    srv = restart_with(data, "--hiveconf", f"apiary.failpoints={point}=abort")
-    try:
-        cur = clients.pyhive_none(srv).cursor()
-        with pytest.raises(Exception):
-            cur.execute("DROP TABLE t")
-        srv.proc.wait(10)
-        assert not srv.alive()
-    finally:
-        srv.stop()
+    crash_at(point, "DROP TABLE t", data)
     srv = restart_with(data)
     try:
         cur = clients.pyhive_none(srv).cursor()

@@ -100,15 +100,33 @@ pub struct HiveSchema {
 }
 
 impl HiveSchema {
-    /// Refuses a table whose recovery at start-up failed.
-    fn check_available(&self, name: &str) -> DfResult<()> {
-        match self.unavailable.reason(&self.db, name) {
-            Some(reason) => Err(DataFusionError::Plan(format!(
+    /// The catalog's entry of table `name` in this database; a table whose recovery at
+    /// start-up failed is refused.
+    async fn catalog_table(&self, name: &str) -> DfResult<Option<apiary_metastore::Table>> {
+        if let Some(reason) = self.unavailable.reason(&self.db, name) {
+            return Err(DataFusionError::Plan(format!(
                 "table {}.{name} is unavailable: its recovery at start-up failed ({reason}); see the server log, or DROP it",
                 self.db
-            ))),
-            None => Ok(()),
+            )));
         }
+        self.metastore
+            .get_table(&self.db, name)
+            .await
+            .map_err(df_err)
+    }
+
+    /// The storage handler `class` of `table`.
+    fn handler(
+        &self,
+        class: &str,
+        table: &apiary_metastore::Table,
+    ) -> DfResult<Arc<dyn apiary_storage::handler::StorageHandler>> {
+        self.handlers.resolve(class).ok_or_else(|| {
+            DataFusionError::Plan(format!(
+                "Error in loading storage handler.{class} (table {})",
+                table.qualified_name()
+            ))
+        })
     }
 
     /// A table as of an earlier state (`FOR SYSTEM_VERSION AS OF`, `FOR SYSTEM_TIME AS OF`),
@@ -118,13 +136,7 @@ impl HiveSchema {
         name: &str,
         as_of: AsOf,
     ) -> DfResult<Option<Arc<dyn TableProvider>>> {
-        self.check_available(name)?;
-        let Some(table) = self
-            .metastore
-            .get_table(&self.db, name)
-            .await
-            .map_err(df_err)?
-        else {
+        let Some(table) = self.catalog_table(name).await? else {
             return Ok(None);
         };
         let Some(class) = table.storage_handler() else {
@@ -133,12 +145,7 @@ impl HiveSchema {
                 table.qualified_name()
             )));
         };
-        let handler = self.handlers.resolve(class).ok_or_else(|| {
-            DataFusionError::Plan(format!(
-                "Error in loading storage handler.{class} (table {})",
-                table.qualified_name()
-            ))
-        })?;
+        let handler = self.handler(class, &table)?;
         let job = handler.job_properties(&table);
         handler
             .table_provider_as_of(&table, job, as_of)
@@ -241,25 +248,14 @@ impl SchemaProvider for HiveSchema {
         if let Some((name, as_of)) = AsOf::of_table_name(name) {
             return self.table_as_of(name, as_of).await;
         }
-        self.check_available(name)?;
-        let Some(table) = self
-            .metastore
-            .get_table(&self.db, name)
-            .await
-            .map_err(df_err)?
-        else {
+        let Some(table) = self.catalog_table(name).await? else {
             return Ok(None);
         };
         if table.is_view() {
             return Ok(Some(self.view(&table).await?));
         }
         if let Some(class) = table.storage_handler() {
-            let handler = self.handlers.resolve(class).ok_or_else(|| {
-                DataFusionError::Plan(format!(
-                    "Error in loading storage handler.{class} (table {})",
-                    table.qualified_name()
-                ))
-            })?;
+            let handler = self.handler(class, &table)?;
             let job = handler.job_properties(&table);
             let provider = handler
                 .table_provider(&table, job)

@@ -276,11 +276,7 @@ fn partition_values(
             table
                 .partition_keys
                 .iter()
-                .map(|k| {
-                    spec.iter()
-                        .find(|(n, _)| n == &k.name)
-                        .and_then(|(_, v)| v.clone())
-                })
+                .map(|k| spec_value(spec, &k.name))
                 .collect()
         }
     })

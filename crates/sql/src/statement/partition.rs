@@ -106,6 +106,13 @@ pub(super) fn check_spec_keys(table: &Table, spec: &PartitionSpec) -> Result<(),
     Ok(())
 }
 
+/// The value a partition spec gives key `key` (None: not named, or named without a value).
+pub(super) fn spec_value(spec: &PartitionSpec, key: &str) -> Option<String> {
+    spec.iter()
+        .find(|(n, _)| n == key)
+        .and_then(|(_, v)| v.clone())
+}
+
 /// Values for every partition key; the spec must name each with a value.
 pub(super) fn full_spec(table: &Table, spec: &PartitionSpec) -> Result<Vec<String>, SqlError> {
     check_spec_keys(table, spec)?;
@@ -113,20 +120,17 @@ pub(super) fn full_spec(table: &Table, spec: &PartitionSpec) -> Result<Vec<Strin
         .partition_keys
         .iter()
         .map(|k| {
-            spec.iter()
-                .find(|(n, _)| n == &k.name)
-                .and_then(|(_, v)| v.clone())
-                .ok_or_else(|| {
-                    // Hive's code for a partition it cannot find, with a message of its own.
-                    SqlError::Semantic {
-                        error: Some(HiveError::InvalidPartition),
-                        message: format!(
-                            "Partition spec {} is missing a value for partition column {}",
-                            spec_text(spec),
-                            k.name
-                        ),
-                    }
-                })
+            spec_value(spec, &k.name).ok_or_else(|| {
+                // Hive's code for a partition it cannot find, with a message of its own.
+                SqlError::Semantic {
+                    error: Some(HiveError::InvalidPartition),
+                    message: format!(
+                        "Partition spec {} is missing a value for partition column {}",
+                        spec_text(spec),
+                        k.name
+                    ),
+                }
+            })
         })
         .collect()
 }
