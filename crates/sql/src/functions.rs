@@ -205,15 +205,7 @@ impl datafusion::logical_expr::planner::ExprPlanner for HiveOperators {
             // common type; DataFusion's would be a wide DECIMAL the double does not convert to
             // exactly, so `d = 1000000.75` would be false); anything else as DataFusion does.
             let float = |t: &DataType| matches!(t, DataType::Float32 | DataType::Float64);
-            let decimal = |t: &DataType| {
-                matches!(
-                    t,
-                    DataType::Decimal32(..)
-                        | DataType::Decimal64(..)
-                        | DataType::Decimal128(..)
-                        | DataType::Decimal256(..)
-                )
-            };
+            let decimal = crate::typing::is_decimal;
             let text_and_number = (text(&lt) && rt.is_numeric()) || (lt.is_numeric() && text(&rt));
             let float_and_decimal = (float(&lt) && decimal(&rt)) || (decimal(&lt) && float(&rt));
             if !text_and_number && !float_and_decimal {

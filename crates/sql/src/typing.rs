@@ -88,7 +88,19 @@ fn meet_as_text(types: &[&DataType], meeting: Meeting) -> bool {
             .all(|t| is_text(t) || t.is_null() || turns_to_text(t, meeting))
 }
 
-fn is_decimal(t: &DataType) -> bool {
+/// The types of `exprs`; None when one cannot be found (they are then left as they are).
+fn types_of(exprs: &[&mut Expr], schema: &DFSchema) -> Option<Vec<DataType>> {
+    exprs.iter().map(|e| e.get_type(schema).ok()).collect()
+}
+
+/// Replaces the expression `e` by `f` of it.
+fn rewrap(e: &mut Expr, f: impl FnOnce(Expr) -> Expr) {
+    let value = std::mem::replace(e, Expr::Literal(ScalarValue::Null, None));
+    *e = f(value);
+}
+
+/// Whether `t` is a DECIMAL of any width.
+pub(crate) fn is_decimal(t: &DataType) -> bool {
     matches!(
         t,
         DataType::Decimal32(..)
@@ -102,11 +114,7 @@ fn is_decimal(t: &DataType) -> bool {
 /// where text meets a number or a DECIMAL a DOUBLE or FLOAT, text that is no number as NULL.
 /// Whether they changed.
 fn compare_as_doubles(mut operands: Vec<&mut Expr>, schema: &DFSchema) -> bool {
-    let Ok(types) = operands
-        .iter()
-        .map(|e| e.get_type(schema))
-        .collect::<Result<Vec<_>>>()
-    else {
+    let Some(types) = types_of(&operands, schema) else {
         return false;
     };
     let any = |f: &dyn Fn(&DataType) -> bool| types.iter().any(f);
@@ -122,12 +130,14 @@ fn compare_as_doubles(mut operands: Vec<&mut Expr>, schema: &DFSchema) -> bool {
         if *t == DataType::Float64 || t.is_null() {
             continue;
         }
-        let value = std::mem::replace(&mut **e, Expr::Literal(ScalarValue::Null, None));
-        **e = if is_text(t) {
-            Expr::TryCast(TryCast::new(Box::new(value), DataType::Float64))
-        } else {
-            Expr::Cast(Cast::new(Box::new(value), DataType::Float64))
-        };
+        let text = is_text(t);
+        rewrap(e, |value| {
+            if text {
+                Expr::TryCast(TryCast::new(Box::new(value), DataType::Float64))
+            } else {
+                Expr::Cast(Cast::new(Box::new(value), DataType::Float64))
+            }
+        });
     }
     true
 }
@@ -175,11 +185,7 @@ impl HiveTyping {
     /// Writes as text those of `exprs` that are not text, when they meet as text. Whether
     /// any changed; an expression whose type cannot be found leaves all as they are.
     fn unify(&self, mut exprs: Vec<&mut Expr>, schema: &DFSchema) -> bool {
-        let Ok(types) = exprs
-            .iter()
-            .map(|e| e.get_type(schema))
-            .collect::<Result<Vec<_>>>()
-        else {
+        let Some(types) = types_of(&exprs, schema) else {
             return false;
         };
         if !meet_as_text(&types.iter().collect::<Vec<_>>(), Meeting::Branches) {
@@ -187,8 +193,7 @@ impl HiveTyping {
         }
         for (e, t) in exprs.iter_mut().zip(&types) {
             if turns_to_text(t, Meeting::Branches) {
-                let value = std::mem::replace(&mut **e, Expr::Literal(ScalarValue::Null, None));
-                **e = self.text_of(value);
+                rewrap(e, |value| self.text_of(value));
             }
         }
         true
