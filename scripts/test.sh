@@ -6,7 +6,8 @@
 # Installs what the client tests need into a cache (default ~/.cache/apiary, or $APIARY_CACHE):
 # a Python venv with the pinned clients (pyspark brings the JDBC and beeline jars) and
 # hive-driver from npm; PostgreSQL, MariaDB, OpenLDAP, an MIT Kerberos KDC and the Kerberos
-# build headers from Debian's packages if they are missing. Java 17 (javac) and Node.js must be
+# build headers from Debian's packages if they are missing, and Google's Bigtable emulator
+# (from Google's Debian repository) for the HBase tests. Java 17 (javac) and Node.js must be
 # on the machine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -38,6 +39,21 @@ if [ ${#need[@]} -gt 0 ]; then
   sudo=""; [ "$(id -u)" = 0 ] || sudo=sudo
   $sudo apt-get update -qq
   $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
+fi
+
+# Google's Cloud Bigtable emulator, the HBase tests' server: Google's Debian package, from
+# Google's own repository (added where it is missing).
+if ! have cbtemulator "/usr/lib/google-cloud-sdk/platform/bigtable-emulator/cbtemulator"; then
+  echo "== installing the Bigtable emulator (google-cloud-cli-bigtable-emulator)"
+  sudo=""; [ "$(id -u)" = 0 ] || sudo=sudo
+  if ! grep -rqs "packages.cloud.google.com/apt" /etc/apt/sources.list.d/*.list /etc/apt/sources.list; then
+    curl -fsSL https://packages.cloud.google.com/apt/doc/apt-key.gpg \
+      | $sudo gpg --dearmor --yes -o /usr/share/keyrings/cloud.google.gpg
+    echo "deb [signed-by=/usr/share/keyrings/cloud.google.gpg] https://packages.cloud.google.com/apt cloud-sdk main" \
+      | $sudo tee /etc/apt/sources.list.d/google-cloud-sdk.list >/dev/null
+  fi
+  $sudo apt-get update -qq
+  $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq google-cloud-cli-bigtable-emulator >/dev/null
 fi
 
 # Every build here has Hive's KERBEROS and PAM modes (a plain `cargo build` leaves them out).

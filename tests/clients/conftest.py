@@ -223,3 +223,45 @@ class MariaDB:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
         shutil.rmtree(self.dir, ignore_errors=True)
+
+
+class BigtableEmulator:
+    """Google's Cloud Bigtable emulator (`cbtemulator`, in memory) on a free loopback port.
+    Clients find it through BIGTABLE_EMULATOR_HOST, which `env()` gives."""
+
+    PATHS = ["/usr/lib/google-cloud-sdk/platform/bigtable-emulator/cbtemulator",
+             "/usr/share/google-cloud-sdk/platform/bigtable-emulator/cbtemulator"]
+
+    def __init__(self):
+        import socket
+
+        binary = (os.environ.get("APIARY_CBTEMULATOR") or shutil.which("cbtemulator")
+                  or next((p for p in self.PATHS if os.path.exists(p)), None))
+        if not binary:
+            raise RuntimeError("the Bigtable emulator (cbtemulator) is not installed (scripts/test.sh installs it)")
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            self.port = s.getsockname()[1]
+        self.host = f"127.0.0.1:{self.port}"
+        self.proc = subprocess.Popen([binary, "-host", "127.0.0.1", "-port", str(self.port)],
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.time() + 30
+        while time.time() < deadline:
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=1):
+                    return
+            except OSError:
+                time.sleep(0.1)
+        self.stop()
+        raise RuntimeError("the Bigtable emulator did not start")
+
+    def env(self):
+        return {**os.environ, "BIGTABLE_EMULATOR_HOST": self.host}
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()

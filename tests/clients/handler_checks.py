@@ -38,11 +38,11 @@ def metastore(srv):
     return tables, intents
 
 
-def crash_at(point, sql, data=None):
-    """Starts a server (on the folder `data` of an earlier one, or a new one) that the fail
-    point `point` kills as `kill -9` would, runs `sql`, which must fail, and checks that the
-    server died there. Returns the server's folder, for the restart."""
-    srv = Server("--hiveconf", f"apiary.failpoints={point}=abort", data=data)
+def crash_at(point, sql, data=None, env=None):
+    """Starts a server (on the folder `data` of an earlier one, or a new one; in environment
+    `env`) that the fail point `point` kills as `kill -9` would, runs `sql`, which must fail,
+    and checks that the server died there. Returns the server's folder, for the restart."""
+    srv = Server("--hiveconf", f"apiary.failpoints={point}=abort", data=data, env=env)
     try:
         cur = clients.pyhive_none(srv).cursor()
         with pytest.raises(Exception):

@@ -292,6 +292,7 @@ fn handlers(reach: &Arc<apiary_storage::Reach>) -> apiary_storage::handler::Regi
     registry.register(Arc::new(apiary_handler_delta::DeltaHandler::new(
         reach.clone(),
     )));
+    registry.register(Arc::new(apiary_handler_hbase::HBaseHandler::new()));
     registry
 }
 

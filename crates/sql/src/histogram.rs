@@ -20,6 +20,8 @@ use datafusion::logical_expr::{
 use datafusion::physical_expr::PhysicalExpr;
 use datafusion::prelude::SessionContext;
 
+use crate::render::java_double;
+
 /// Registers `histogram_numeric` and `percentile_approx`.
 pub fn register(ctx: &SessionContext) {
     ctx.register_udaf(AggregateUDF::from(HistogramAggregate::new(Kind::Histogram)));
@@ -342,15 +344,6 @@ impl AggregateUDFImpl for HistogramAggregate {
             histogram: NumericHistogram::new(usize::try_from(nbins).unwrap_or(1)),
             quantiles,
         }))
-    }
-}
-
-/// A double as Java prints it (`0.0`, `1.0`, `1.5`).
-fn java_double(v: f64) -> String {
-    if v.fract() == 0.0 && v.abs() < 1e7 {
-        format!("{v:.1}")
-    } else {
-        v.to_string()
     }
 }
 

@@ -254,6 +254,12 @@ pub trait StorageHandler: Send + Sync {
     /// Short name (`STORED BY JDBC`).
     fn short_name(&self) -> &'static str;
 
+    /// The other system's name as Hive's messages write it (`LOCATION may not be specified
+    /// for HBase.`); by default the short name.
+    fn system_name(&self) -> &'static str {
+        self.short_name()
+    }
+
     /// The SerDe class Hive shows for its tables.
     fn serde_class(&self) -> &'static str {
         "org.apache.hadoop.hive.serde2.lazy.LazySimpleSerDe"

@@ -674,7 +674,9 @@ impl Drop for StagingCleanup {
     }
 }
 
-fn cast_columns(batch: &RecordBatch, schema: &SchemaRef) -> Result<RecordBatch, StorageError> {
+/// The rows of an INSERT in a table's declared types (`schema`, its columns in order), as a
+/// native table stores them: VARCHAR(n) cut to n characters, CHAR(n) padded.
+pub fn cast_columns(batch: &RecordBatch, schema: &SchemaRef) -> Result<RecordBatch, StorageError> {
     let columns = schema
         .fields()
         .iter()

@@ -218,7 +218,8 @@ impl dyn Scope {
         }
         if ct.location.is_some() && !caps.location {
             return Err(SqlError::semantic(format!(
-                "LOCATION may not be specified for a table stored by {class}"
+                "LOCATION may not be specified for {}.",
+                handler.system_name()
             )));
         }
         if ct.external && !caps.external {
