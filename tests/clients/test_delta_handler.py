@@ -396,6 +396,60 @@ def test_kill_during_insert_leaves_the_old_rows_and_the_retry_adds_the_new_once(
         shutil.rmtree(data, ignore_errors=True)
 
 
+def txn_actions(path):
+    """The application transactions (Delta `txn` actions) the table's log records."""
+    import json
+    log = os.path.join(path, "_delta_log")
+    out = []
+    for name in sorted(n for n in os.listdir(log) if n.endswith(".json")):
+        with open(os.path.join(log, name)) as f:
+            out += [json.loads(line)["txn"] for line in f if '"txn"' in line]
+    return out
+
+
+def test_a_retried_insert_with_an_application_transaction_commits_once(folder):
+    path = os.path.join(folder, "t")
+    app = ["SET spark.databricks.delta.write.txnAppId=loader-7", "SET spark.databricks.delta.write.txnVersion=1"]
+    srv = Server()
+    data = srv.data
+    try:
+        cur = clients.pyhive_none(srv).cursor()
+        cur.execute(f"CREATE TABLE t (id INT, v STRING) STORED BY DELTA LOCATION '{path}'")
+        for s in app:
+            cur.execute(s)
+        cur.execute("INSERT INTO t VALUES (1, 'a'), (2, 'b')")
+    finally:
+        # The commit landed, and the server died before its client heard: kill -9.
+        srv.proc.kill()
+        srv.proc.wait(10)
+        srv.stop()
+    assert txn_actions(path) == [{"appId": "loader-7", "version": 1}]
+    srv = Server(data=data)
+    try:
+        cur = clients.pyhive_none(srv).cursor()
+        for s in app:
+            cur.execute(s)
+        # The client runs the same INSERT again: nothing is committed twice.
+        cur.execute("INSERT INTO t VALUES (1, 'a'), (2, 'b')")
+        assert DeltaTable(path).version() == 1
+        assert sorted(r["id"] for r in DeltaTable(path).to_pyarrow_table().to_pylist()) == [1, 2]
+        # The next transaction of the application commits.
+        cur.execute("SET spark.databricks.delta.write.txnVersion=2")
+        cur.execute("INSERT INTO t VALUES (3, 'c')")
+        assert DeltaTable(path).version() == 2
+        assert rows(cur, "SELECT id FROM t ORDER BY id") == [(1,), (2,), (3,)]
+        assert txn_actions(path)[-1] == {"appId": "loader-7", "version": 2}
+        # Half a transaction is an error, and writes nothing.
+        cur.execute("SET spark.databricks.delta.write.txnVersion=")
+        assert "spark.databricks.delta.write.txnAppId and spark.databricks.delta.write.txnVersion are set " \
+               "together" in error_of(cur, "INSERT INTO t VALUES (4, 'd')")
+        assert DeltaTable(path).version() == 2
+        cur.execute("DROP TABLE t")
+    finally:
+        srv.stop()
+        shutil.rmtree(data, ignore_errors=True)
+
+
 def test_apiary_and_deltalake_appending_at_once_lose_and_double_nothing(server, folder):
     import threading
     path = os.path.join(folder, "shared")

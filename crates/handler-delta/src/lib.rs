@@ -38,6 +38,12 @@ use crate::hook::DeltaHook;
 
 /// Hive's class name.
 pub const CLASS: &str = "io.delta.hive.DeltaStorageHandler";
+/// Session settings naming an INSERT's application transaction, as Delta's Spark writer names
+/// them: an INSERT whose (application id, version) the table has recorded at that version or
+/// later writes nothing, so a retried INSERT commits once.
+pub const TXN_APP_ID: &str = "spark.databricks.delta.write.txnAppId";
+/// See [`TXN_APP_ID`].
+pub const TXN_VERSION: &str = "spark.databricks.delta.write.txnVersion";
 /// The SerDe Hive's connector names for its tables.
 const SERDE: &str = "org.apache.hadoop.hive.ql.io.parquet.serde.ParquetHiveSerDe";
 
@@ -165,6 +171,10 @@ impl StorageHandler for DeltaHandler {
         }
     }
 
+    fn session_keys(&self) -> &'static [&'static str] {
+        &[TXN_APP_ID, TXN_VERSION]
+    }
+
     fn validate(&self, table: &Table) -> HandlerResult<()> {
         root_url(&self.hook.reach, table).map(|_| ())
     }
@@ -244,11 +254,12 @@ impl StorageHandler for DeltaHandler {
     async fn insert(
         &self,
         table: &Table,
-        _job: JobProperties,
+        job: JobProperties,
         rows: SendableRecordBatchStream,
         mode: WriteMode,
     ) -> HandlerResult<u64> {
+        let txn = write::AppTransaction::of(&job)?;
         let delta = existing(&self.hook.reach, table).await?;
-        write::insert(table, delta, rows, mode).await
+        write::insert(table, delta, rows, mode, txn).await
     }
 }

@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use apiary_metastore::Table;
-use apiary_storage::handler::{HandlerError, HandlerResult, WriteMode};
+use apiary_storage::handler::{HandlerError, HandlerResult, JobProperties, WriteMode};
 use arrow::compute::{cast_with_options, CastOptions};
 use arrow::datatypes::{Schema, SchemaRef};
 use arrow::record_batch::RecordBatch;
@@ -18,12 +18,13 @@ use datafusion::execution::{SendableRecordBatchStream, TaskContext};
 use datafusion::logical_expr::{col, lit, Expr, LogicalPlanBuilder};
 use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
 use datafusion::physical_plan::streaming::PartitionStream;
-use deltalake::kernel::transaction::TransactionError;
+use deltalake::kernel::transaction::{CommitProperties, TransactionError};
+use deltalake::kernel::Transaction;
 use deltalake::protocol::SaveMode;
 use deltalake::{DeltaTable, DeltaTableError};
 use futures::StreamExt;
 
-use crate::{def_err, remote_err};
+use crate::{def_err, remote_err, TXN_APP_ID, TXN_VERSION};
 
 /// Fail point reached when every row of an INSERT has gone to the writer, before its commit.
 const ROWS_SENT: &str = "insert.rows_sent";
@@ -193,14 +194,59 @@ fn commit_error(e: DeltaTableError) -> HandlerError {
     }
 }
 
+/// An INSERT's application transaction (Delta's `txn` action): an application id and a
+/// version that the commit records, so that a retry of the same INSERT is recognised.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct AppTransaction {
+    app_id: String,
+    version: i64,
+}
+
+impl AppTransaction {
+    /// The transaction the session settings name, if any (both or neither must be set).
+    pub(crate) fn of(job: &JobProperties) -> HandlerResult<Option<AppTransaction>> {
+        let get = |k: &str| job.get(k).map(str::trim).filter(|v| !v.is_empty());
+        match (get(TXN_APP_ID), get(TXN_VERSION)) {
+            (None, None) => Ok(None),
+            (Some(app_id), Some(v)) => {
+                let version = v.parse::<i64>().ok().filter(|v| *v >= 0).ok_or_else(|| {
+                    def_err(format!("{TXN_VERSION}={v} is not a version (a number from 0)"))
+                })?;
+                Ok(Some(AppTransaction {
+                    app_id: app_id.to_string(),
+                    version,
+                }))
+            }
+            _ => Err(def_err(format!(
+                "{TXN_APP_ID} and {TXN_VERSION} are set together: an INSERT's application transaction needs both"
+            ))),
+        }
+    }
+}
+
 /// Writes `rows` (the table's declared columns, in order) into `delta` as one commit, as
-/// `mode` says. Returns the rows written.
+/// `mode` says, recording `txn` in it. When the table has recorded `txn`'s application at
+/// that version or later, the INSERT was committed before: nothing is written. Returns the
+/// rows written.
 pub(crate) async fn insert(
     table: &Table,
     delta: DeltaTable,
     rows: SendableRecordBatchStream,
     mode: WriteMode,
+    txn: Option<AppTransaction>,
 ) -> HandlerResult<u64> {
+    if let Some(t) = &txn {
+        let recorded = delta
+            .snapshot()
+            .map_err(remote_err)?
+            .transaction_version(delta.log_store().as_ref(), &t.app_id)
+            .await
+            .map_err(remote_err)?;
+        if recorded.is_some_and(|v| v >= t.version) {
+            tracing::info!(table = %table.qualified_name(), app_id = %t.app_id, version = t.version, "INSERT already committed as this application transaction; nothing written");
+            return Ok(0);
+        }
+    }
     let found = delta
         .snapshot()
         .map_err(remote_err)?
@@ -248,6 +294,12 @@ pub(crate) async fn insert(
             .with_save_mode(SaveMode::Overwrite)
             .with_replace_where(partitions_predicate(partitions, &found)?),
     };
+    if let Some(t) = txn {
+        write = write.with_commit_properties(
+            CommitProperties::default()
+                .with_application_transaction(Transaction::new(t.app_id, t.version)),
+        );
+    }
     write.await.map_err(commit_error)?;
     Ok(count.load(Ordering::Relaxed))
 }

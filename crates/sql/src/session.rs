@@ -955,6 +955,10 @@ impl Scope for SqlSession {
         &self.metastore
     }
 
+    fn setting(&self, key: &str) -> Option<String> {
+        self.conf(key).map(str::to_string)
+    }
+
     fn handlers(&self) -> &Arc<Registry> {
         &self.handlers
     }

@@ -283,6 +283,13 @@ pub trait StorageHandler: Send + Sync {
         Vec::new()
     }
 
+    /// Session settings (`SET key=value`) its writer reads: an INSERT copies those set into
+    /// the job properties it hands to [`StorageHandler::insert`] (the Delta handler's
+    /// application transaction id). Default: none.
+    fn session_keys(&self) -> &'static [&'static str] {
+        &[]
+    }
+
     /// Checks a definition before anything happens (required properties, their values).
     fn validate(&self, _table: &Table) -> HandlerResult<()> {
         Ok(())

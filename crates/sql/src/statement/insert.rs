@@ -55,6 +55,12 @@ impl dyn Scope {
             };
             let ctx = self.context().clone();
             let table = table.clone();
+            let mut job = handler.job_properties(&table);
+            for key in handler.session_keys() {
+                if let Some(v) = self.setting(key) {
+                    job.0.insert(key.to_string(), v);
+                }
+            }
             return Ok(crate::task::Task::abortable(async move {
                 let mode = match (&partitioned, overwrite) {
                     (_, false) => WriteMode::Append,
@@ -82,7 +88,6 @@ impl dyn Scope {
                         .map_err(failed)?;
                 }
                 let stream = crate::prepared::execute(&ctx, plan).await?;
-                let job = handler.job_properties(&table);
                 let rows = match handler.insert(&table, job, stream, mode).await {
                     Ok(rows) => rows,
                     Err(e) => {

@@ -62,6 +62,8 @@ pub(crate) trait Scope: Send + Sync {
     fn warehouse(&self) -> &std::path::Path;
     /// The DataFusion context queries are planned in.
     fn context(&self) -> &datafusion::prelude::SessionContext;
+    /// A setting of the session (`SET key=value`, `--hiveconf`), if set.
+    fn setting(&self, key: &str) -> Option<String>;
     /// The current database.
     fn database(&self) -> String;
     /// Makes `db` (known to exist) the current database.
