@@ -211,6 +211,34 @@ def test_rows_written_outside_are_read_back(cur, bt):
         t.delete()
 
 
+def test_keys_that_are_no_text_and_hidden_prefixes(cur, bt):
+    t = make_table(bt, "raw", ["cf"])
+    put(t, b"\x80\x01", {("cf", b"v"): b"1"})
+    put(t, b"ok", {("cf", b"v"): b"2"})
+    cur.execute(f"CREATE EXTERNAL TABLE raw_text (k STRING, v INT) STORED BY '{CLASS}' WITH SERDEPROPERTIES "
+                "('hbase.columns.mapping' = ':key,cf:v', 'hbase.table.name' = 'raw') " + WHERE)
+    cur.execute(f"CREATE EXTERNAL TABLE raw_bytes (k BINARY, v INT) STORED BY '{CLASS}' WITH SERDEPROPERTIES "
+                "('hbase.columns.mapping' = ':key#b,cf:v', 'hbase.table.name' = 'raw') " + WHERE)
+    try:
+        # A STRING key whose bytes are no UTF-8 text is an error, not a key read differently
+        # from the byte ranges its conditions became; as BINARY it reads byte for byte.
+        assert "is not UTF-8 text: declare the key column k BINARY" in error_of(cur, "SELECT * FROM raw_text")
+        assert rows(cur, "SELECT hex(k), v FROM raw_bytes ORDER BY v") == [("8001", 1), ("6F6B", 2)]
+    finally:
+        cur.execute("DROP TABLE raw_text")
+        cur.execute("DROP TABLE raw_bytes")
+        t.delete()
+    # A hidden prefix is put back on write, so what is written reads back under its column.
+    cur.execute(f"CREATE TABLE hidden (k STRING, p MAP<STRING,STRING>) STORED BY '{CLASS}' WITH SERDEPROPERTIES "
+                "('hbase.columns.mapping' = ':key,cf:tag_.*', 'hbase.columns.mapping.prefix.hide' = 'true') " + WHERE)
+    try:
+        cur.execute("INSERT INTO hidden VALUES ('a', map('x', '1', 'y', '2'))")
+        assert cells(bt, "hidden", b"a") == {("cf", b"tag_x"): b"1", ("cf", b"tag_y"): b"2"}
+        assert rows(cur, "SELECT p FROM hidden") == [('{"x":"1","y":"2"}',)]
+    finally:
+        cur.execute("DROP TABLE hidden")
+
+
 def scan_rows(srv, cur, sql):
     """The plan of `sql` (EXPLAIN ANALYZE: its HBase scan's metrics) and the number of rows its
     scan read from the emulator (the server logs it exactly; the metrics round)."""
@@ -262,6 +290,14 @@ def test_key_conditions_become_row_ranges(srv, cur, bt):
         # Only the projected cells are read.
         plan, _ = scan_rows(srv, cur, "SELECT k FROM keyed WHERE k = 'r0001'")
         assert "columns=[]" in plan, plan
+        # A LIMIT with no condition left above the scan is Bigtable's rows limit; with one, it
+        # is not (the rows the condition keeps are not known before they are read).
+        plan, n = scan_rows(srv, cur, "SELECT k FROM keyed LIMIT 5")
+        assert "limit=5" in plan and n == 5, plan
+        plan, n = scan_rows(srv, cur, "SELECT k FROM keyed WHERE v >= 990 LIMIT 5")
+        assert "limit=" not in plan.split("HBaseScan:")[1] and n == 1000, plan
+        assert len(rows(cur, "SELECT k FROM keyed WHERE v >= 990 LIMIT 5")) == 5
+        assert rows(cur, "SELECT k FROM keyed LIMIT 0") == []
     finally:
         cur.execute("DROP TABLE keyed")
         t.delete()
@@ -311,7 +347,8 @@ def test_rejected_ddl_and_writes_have_hives_texts(cur, bt):
         (create("k STRING, v STRING", ":key,cf:v", external=True), "HBase table bad doesn't exist while the table is "
                                                                   "declared as an external table."),
         (create("k STRING, v STRING", ":key,cf:v", where=""), "google.bigtable.project.id must be set"),
-        (create("k STRING, v STRING", ":key,cf:v", extra="PARTITIONED BY (p STRING)"), "PARTITIONED BY"),
+        (create("k STRING, v STRING", ":key,cf:v", extra="PARTITIONED BY (p STRING)"),
+         f"PARTITIONED BY cannot be used with a table stored by {CLASS}"),
     ]
     for got, want in cases:
         assert want in got, (want, got)

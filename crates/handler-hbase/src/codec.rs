@@ -12,6 +12,7 @@ use arrow::buffer::{NullBuffer, OffsetBuffer};
 use arrow::compute::CastOptions;
 use arrow::datatypes::{DataType, Field, TimeUnit};
 use base64::Engine;
+use datafusion::common::ScalarValue;
 
 use apiary_storage::format::TextLayout;
 use apiary_storage::handler::{HandlerError, HandlerResult};
@@ -294,20 +295,27 @@ pub(crate) fn decode_map(
     let values: Vec<Option<&[u8]>> = rows.iter().flatten().map(|(_, v)| Some(*v)).collect();
     let keys = decode_column(&keys, kt, kf, key_binary, layout)?;
     let values = decode_column(&values, vt, vf, value_binary, layout)?;
-    // Entries whose key is NULL are dropped (a map key cannot be NULL).
-    let keep = arrow::array::BooleanArray::from(
-        (0..keys.len())
-            .map(|i| keys.is_valid(i))
-            .collect::<Vec<_>>(),
-    );
+    // Entries whose key is NULL are dropped (a map key cannot be NULL); of entries whose keys
+    // decode equal ("1" and "01" as INT), the last is kept, as Hive's map keeps it.
+    let mut keep = vec![false; keys.len()];
     let mut offsets = vec![0i32];
     let mut at = 0usize;
     for row in rows {
-        let kept = (at..at + row.len()).filter(|&i| keys.is_valid(i)).count();
+        let mut seen = std::collections::HashSet::new();
+        let mut kept = 0i32;
+        for i in (at..at + row.len()).rev() {
+            if keys.is_valid(i)
+                && seen.insert(ScalarValue::try_from_array(&keys, i).map_err(remote)?)
+            {
+                keep[i] = true;
+                kept += 1;
+            }
+        }
         at += row.len();
         let last = offsets.last().copied().unwrap_or(0);
-        offsets.push(last + i32::try_from(kept).map_err(remote)?);
+        offsets.push(last + kept);
     }
+    let keep = arrow::array::BooleanArray::from(keep);
     let keys = arrow::compute::filter(&keys, &keep).map_err(remote)?;
     let values = arrow::compute::filter(&values, &keep).map_err(remote)?;
     let entries_array =
@@ -388,6 +396,29 @@ mod tests {
         )
         .unwrap();
         assert!(back.is_null(0));
+    }
+
+    #[test]
+    fn map_keys_that_decode_equal_keep_the_last_entry() {
+        let hive = HiveType::parse("map<int,string>").unwrap();
+        let field = hive.to_field("m");
+        let rows: Vec<Vec<(&[u8], &[u8])>> = vec![
+            vec![
+                (b"01", b"first"),
+                (b"1", b"second"),
+                (b"x", b"no key"),
+                (b"2", b"two"),
+            ],
+            vec![],
+        ];
+        let m = decode_map(&rows, &[true, true], &hive, &field, false, false, &layout()).unwrap();
+        let m = m.as_map();
+        assert_eq!(m.value_length(0), 2);
+        assert_eq!(m.value_length(1), 0);
+        let keys = m.keys().as_primitive::<arrow::datatypes::Int32Type>();
+        let values = m.values().as_string::<i32>();
+        let got: Vec<(i32, &str)> = (0..2).map(|i| (keys.value(i), values.value(i))).collect();
+        assert_eq!(got, vec![(1, "second"), (2, "two")]);
     }
 
     #[test]

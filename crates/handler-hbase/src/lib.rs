@@ -19,6 +19,7 @@ mod codec;
 mod hook;
 mod keys;
 mod mapping;
+mod rows;
 mod scan;
 mod write;
 

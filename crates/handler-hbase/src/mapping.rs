@@ -141,9 +141,12 @@ fn parse(spec: Option<&str>, regex: bool, hide: bool) -> HandlerResult<Vec<Spec>
     let mut keys = 0;
     for entry in spec.split(',') {
         let entry = entry.trim();
-        let (column, storage) = match entry.split_once('#') {
-            Some((c, s)) => (c, Some(s.to_string())),
-            None => (entry, None),
+        // As Hive: a storage specification only when there is exactly one non-empty `#` part.
+        let parts = java_split(entry, '#');
+        let column = parts.first().copied().unwrap_or("");
+        let storage = match parts.as_slice() {
+            [_, s] => Some(s.to_string()),
+            _ => None,
         };
         let first = column.find(':');
         if first.is_none() || first != column.rfind(':') {
@@ -194,7 +197,21 @@ fn parse(spec: Option<&str>, regex: bool, hide: bool) -> HandlerResult<Vec<Spec>
     Ok(out)
 }
 
-fn is_text(t: &HiveType) -> bool {
+/// `s` split at `sep` as Java's `String.split` does: trailing empty parts are dropped (and an
+/// empty `s` is one empty part).
+fn java_split(s: &str, sep: char) -> Vec<&str> {
+    if s.is_empty() {
+        return vec![""];
+    }
+    let mut parts: Vec<&str> = s.split(sep).collect();
+    while parts.last() == Some(&"") {
+        parts.pop();
+    }
+    parts
+}
+
+/// Whether values of `t` are strings.
+pub(crate) fn is_text(t: &HiveType) -> bool {
     matches!(
         t,
         HiveType::String | HiveType::Varchar(_) | HiveType::Char(_)
@@ -213,7 +230,8 @@ fn binary_for(t: &HiveType, option: &str, table_binary: bool) -> bool {
     }
     match option {
         "-" => table_binary,
-        o => "binary".starts_with(o) && !o.is_empty(),
+        // (Hive's order: `-`, then a prefix of `binary`, which the empty option is too.)
+        o => "binary".starts_with(o),
     }
 }
 
@@ -278,7 +296,7 @@ fn bind(specs: Vec<Spec>, table: &Table, default_storage: Option<&str>) -> Handl
             ),
             (None, t) => (binary_for(t, "-", table_binary), false),
             (Some(s), t) => {
-                let parts: Vec<&str> = s.split(':').collect();
+                let parts = java_split(s, ':');
                 match (parts.as_slice(), t) {
                     ([one], t) => {
                         if matches!(t, HiveType::Map(..)) || !storage_option(one) {
@@ -438,6 +456,26 @@ pub(crate) mod tests {
             .unwrap_err()
             .to_string()
             .contains("missing for this HBase table"));
+    }
+
+    #[test]
+    fn storage_specifications_split_as_java_splits_them() {
+        let cols = [("k", "string"), ("a", "int"), ("m", "map<int,int>")];
+        let binary = [(DEFAULT_STORAGE, "binary")];
+        // `cf:a#` has no specification: the table's default.
+        let m = Mapping::of(&table(&cols, ":key,cf:a#,f:", &binary)).unwrap();
+        assert!(m.columns[1].binary);
+        // `#-:` on a map is `-` alone, which a map may not have.
+        let e = Mapping::of(&table(&cols, ":key,cf:a,f:#-:", &[])).unwrap_err();
+        assert!(e
+            .to_string()
+            .contains("- is not a valid storage option specification for m"));
+        // Two `#`: no specification at all, as in Hive.
+        let m = Mapping::of(&table(&cols, ":key,cf:a#s#x,f:", &binary)).unwrap();
+        assert!(m.columns[1].binary);
+        // `#:b` on a map: an empty key option is a prefix of `binary`.
+        let m = Mapping::of(&table(&cols, ":key,cf:a,f:#:s", &[])).unwrap();
+        assert!(m.columns[2].key_binary && !m.columns[2].binary);
     }
 
     #[test]

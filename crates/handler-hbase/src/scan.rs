@@ -12,7 +12,7 @@ use std::sync::Arc;
 use arrow::array::{ArrayRef, Int64Array, RecordBatch, RecordBatchOptions};
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef, TimeUnit};
 use async_trait::async_trait;
-use bigtable_rs::bigtable::RowCell;
+use bigtable_rs::bigtable::RoutingMetadata;
 use bigtable_rs::google::bigtable::v2::{
     column_range, row_filter, row_range, ColumnRange, ReadRowsRequest, RowFilter, RowRange, RowSet,
 };
@@ -25,12 +25,11 @@ use datafusion::logical_expr::{Expr, TableProviderFilterPushDown};
 use datafusion::physical_expr::{EquivalenceProperties, PhysicalExpr};
 use datafusion::physical_plan::execution_plan::{Boundedness, EmissionType};
 use datafusion::physical_plan::metrics::{ExecutionPlanMetricsSet, MetricBuilder, MetricsSet};
-use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
+use datafusion::physical_plan::stream::RecordBatchReceiverStream;
 use datafusion::physical_plan::{
     DisplayAs, DisplayFormatType, ExecutionPlan, Partitioning, PlanProperties,
     ReplaceChildrenOptions,
 };
-use futures::StreamExt;
 
 use apiary_metastore::Table;
 use apiary_storage::format::TextLayout;
@@ -40,7 +39,8 @@ use apiary_storage::types::HiveType;
 use crate::client::{remote_err, Instance};
 use crate::codec::{decode_column, decode_map};
 use crate::keys::{prefix_range, show_key, Bound, KeySet};
-use crate::mapping::{Mapped, Mapping, Target};
+use crate::mapping::{is_text, Mapped, Mapping, Target};
+use crate::rows::{Merger, Row};
 use crate::Location;
 
 /// Label of the cell that makes Bigtable return a row (see the module's text).
@@ -428,7 +428,6 @@ impl ExecutionPlan for HBaseScanExec {
         partition: usize,
         _context: Arc<TaskContext>,
     ) -> DfResult<SendableRecordBatchStream> {
-        let (tx, rx) = tokio::sync::mpsc::channel::<DfResult<RecordBatch>>(2);
         let rows_read = MetricBuilder::new(&self.metrics).output_rows(partition);
         let request = ReadRowsRequest {
             table_name: self.instance.table_name(&self.bigtable),
@@ -444,50 +443,58 @@ impl ExecutionPlan for HBaseScanExec {
             layout: self.layout.clone(),
         };
         let mut client = self.instance.data();
-        let nothing = self.keys.0.is_empty();
+        // (Bigtable reads every row for an empty row set, and takes a limit of 0 as none.)
+        let nothing = self.keys.0.is_empty() || self.limit == Some(0);
         let table = self.table.clone();
-        tokio::spawn(async move {
-            let sent = tx.clone();
-            let run = async move {
-                // (An empty row set would read every row: Bigtable's meaning of none.)
+        let mut builder = RecordBatchReceiverStream::builder(self.schema.clone(), 2);
+        let tx = builder.tx();
+        builder.spawn(async move {
+            let run = async {
                 if nothing {
                     return Ok(0usize);
                 }
-                let mut stream = client.stream_rows(request).await.map_err(remote_err)?;
+                let header = request.get_routing_header();
+                let mut call = tonic::Request::new(request);
+                call.metadata_mut()
+                    .insert("x-goog-request-params", header.parse().map_err(remote_err)?);
+                let mut answer = client
+                    .get_client()
+                    .read_rows(call)
+                    .await
+                    .map_err(remote_err)?
+                    .into_inner();
+                let mut merger = Merger::default();
                 let mut rows = Vec::with_capacity(BATCH_ROWS);
                 let mut total = 0usize;
-                while let Some(row) = stream.next().await {
-                    rows.push(row.map_err(remote_err)?);
-                    if rows.len() == BATCH_ROWS {
+                while let Some(message) = answer.message().await.map_err(remote_err)? {
+                    for chunk in message.chunks {
+                        merger.push(chunk, &mut rows)?;
+                    }
+                    if rows.len() >= BATCH_ROWS {
                         total += rows.len();
                         rows_read.add(rows.len());
                         let batch = decoder.batch(&std::mem::take(&mut rows))?;
-                        if sent.send(Ok(batch)).await.is_err() {
+                        if tx.send(Ok(batch)).await.is_err() {
                             return Ok(total);
                         }
                     }
                 }
+                merger.finish()?;
                 total += rows.len();
                 rows_read.add(rows.len());
                 if !rows.is_empty() {
                     let batch = decoder.batch(&rows)?;
-                    let _ = sent.send(Ok(batch)).await;
+                    let _ = tx.send(Ok(batch)).await;
                 }
                 Ok::<usize, HandlerError>(total)
             };
-            match run.await {
-                Ok(n) => tracing::info!(table = %table, rows = n, "HBase scan read its rows"),
-                Err(e) => {
-                    let _ = tx.send(Err(DataFusionError::External(Box::new(e)))).await;
-                }
-            }
+            let n = run
+                .await
+                .map_err(|e| DataFusionError::External(Box::new(e)))?;
+            tracing::info!(table = %table, rows = n, "HBase scan read its rows");
+            Ok(())
         });
-        let stream =
-            futures::stream::unfold(rx, |mut rx| async move { rx.recv().await.map(|b| (b, rx)) });
-        Ok(Box::pin(RecordBatchStreamAdapter::new(
-            self.schema.clone(),
-            stream,
-        )))
+        Ok(builder.build())
     }
 }
 
@@ -500,17 +507,32 @@ struct Decoder {
 }
 
 impl Decoder {
-    fn batch(&self, rows: &[(Vec<u8>, Vec<RowCell>)]) -> HandlerResult<RecordBatch> {
+    fn batch(&self, rows: &[Row]) -> HandlerResult<RecordBatch> {
         let null = self.layout.null.as_bytes();
         let mut columns: Vec<ArrayRef> = Vec::with_capacity(self.projection.len());
         for (field, &i) in self.schema.fields().iter().zip(&self.projection) {
             let c = &self.mapping.columns[i];
-            // A text cell holding the NULL text is NULL, as Hive reads it.
-            let value = |v: &[u8]| v != null || c.binary;
+            // A cell (or key) holding the NULL text is NULL, as Hive reads it.
+            let value = |v: &[u8]| v != null;
             let array = match &c.target {
                 Target::Key => {
-                    let cells: Vec<Option<&[u8]>> =
-                        rows.iter().map(|(k, _)| Some(k.as_slice())).collect();
+                    // Key conditions were read as byte ranges: a text key must be its text
+                    // byte for byte, or the ranges and the decoded keys would disagree.
+                    if !c.binary && is_text(&c.hive) {
+                        if let Some((k, _)) =
+                            rows.iter().find(|(k, _)| std::str::from_utf8(k).is_err())
+                        {
+                            return Err(HandlerError::Remote(format!(
+                                "row key '{}' is not UTF-8 text: declare the key column {} BINARY to read this table",
+                                show_key(k),
+                                c.name
+                            )));
+                        }
+                    }
+                    let cells: Vec<Option<&[u8]>> = rows
+                        .iter()
+                        .map(|(k, _)| Some(k.as_slice()).filter(|k| value(k)))
+                        .collect();
                     decode_column(&cells, &c.hive, field, c.binary, &self.layout)?
                 }
                 Target::Timestamp => self.timestamps(rows, field)?,
@@ -522,7 +544,7 @@ impl Decoder {
                                 .iter()
                                 .find(|x| {
                                     x.labels.is_empty()
-                                        && x.family_name == *family
+                                        && x.family == *family
                                         && x.qualifier == *qualifier
                                 })
                                 .map(|x| x.value.as_slice())
@@ -544,7 +566,7 @@ impl Decoder {
                                 .iter()
                                 .filter(|x| {
                                     x.labels.is_empty()
-                                        && x.family_name == *family
+                                        && x.family == *family
                                         && x.qualifier.starts_with(prefix)
                                         && !x.value.is_empty()
                                 })
@@ -581,11 +603,7 @@ impl Decoder {
 
     /// The newest time of each row's mapped cells: HBase's milliseconds for a BIGINT column,
     /// a TIMESTAMP otherwise; NULL for a row with none.
-    fn timestamps(
-        &self,
-        rows: &[(Vec<u8>, Vec<RowCell>)],
-        field: &Field,
-    ) -> HandlerResult<ArrayRef> {
+    fn timestamps(&self, rows: &[Row], field: &Field) -> HandlerResult<ArrayRef> {
         let micros: Vec<Option<i64>> = rows
             .iter()
             .map(|(_, cells)| {

@@ -195,7 +195,9 @@ fn row_cells(
                     } => prefix,
                     _ => &[],
                 };
-                let map = array.as_map();
+                let Some(map) = array.as_map_opt() else {
+                    return Err(remote_err(format!("column {} is not a map", c.name)));
+                };
                 let (kt, vt) = match &c.hive {
                     apiary_storage::types::HiveType::Map(k, v) => (k.as_ref(), v.as_ref()),
                     _ => return Err(remote_err(format!("column {} is not a map", c.name))),
@@ -242,9 +244,13 @@ fn row_cells(
 /// Each row's `:timestamp` value as Bigtable's microseconds (NULL: the server's time).
 fn row_times(array: &ArrayRef) -> HandlerResult<Vec<i64>> {
     let n = array.len();
+    // A cell's time is not before 1970 (Bigtable refuses it).
     let to_micros = |ms: i64| {
-        ms.checked_mul(1000)
-            .ok_or_else(|| HandlerError::Definition(format!(":timestamp {ms} is out of range")))
+        ms.checked_mul(1000).filter(|m| *m >= 0).ok_or_else(|| {
+            HandlerError::Definition(format!(
+                ":timestamp {ms} ms is out of range: a cell's time is from 1970-01-01 on"
+            ))
+        })
     };
     let mut out = Vec::with_capacity(n);
     match array.data_type() {
@@ -265,7 +271,7 @@ fn row_times(array: &ArrayRef) -> HandlerResult<Vec<i64>> {
                 out.push(if a.is_null(i) {
                     SERVER_TIME
                 } else {
-                    a.value(i).div_euclid(1000) * 1000
+                    to_micros(a.value(i).div_euclid(1000))?
                 });
             }
         }
