@@ -9,6 +9,8 @@ import time
 
 import pytest
 
+from procs import free_port, stop_process, wait_for_port
+
 BIN = os.environ.get("APIARY_BIN", "")
 
 
@@ -102,7 +104,6 @@ class Postgres:
         """`settings` are `name=value` server settings (e.g. shared_preload_libraries=...)."""
         import glob
         import pwd
-        import socket
 
         initdb = shutil.which("initdb") or (sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb")) or [None])[-1]
         if not initdb:
@@ -115,9 +116,7 @@ class Postgres:
             pw = pwd.getpwnam("postgres")
             os.chown(self.dir, pw.pw_uid, pw.pw_gid)
             run_as = ["runuser", "-u", "postgres", "--"]
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            self.port = s.getsockname()[1]
+        self.port = free_port()
         data = os.path.join(self.dir, "data")
         subprocess.run(run_as + [os.path.join(bindir, "initdb"), "-D", data, "-U", "apiary",
                                  "--auth=trust", "-E", "UTF8"], check=True, capture_output=True)
@@ -176,7 +175,6 @@ class MariaDB:
     any user connects without a password)."""
 
     def __init__(self):
-        import socket
 
         mysqld = shutil.which("mariadbd") or ("/usr/sbin/mariadbd" if os.path.exists("/usr/sbin/mariadbd") else None)
         install = shutil.which("mariadb-install-db")
@@ -189,9 +187,7 @@ class MariaDB:
         subprocess.run([install, "--no-defaults", f"--datadir={data}", "--skip-test-db",
                         "--auth-root-authentication-method=normal"] + user,
                        check=True, capture_output=True)
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            self.port = s.getsockname()[1]
+        self.port = free_port()
         self.proc = subprocess.Popen(
             [mysqld, "--no-defaults", f"--datadir={data}", f"--port={self.port}", "--bind-address=127.0.0.1",
              f"--socket={os.path.join(self.dir, 'sock')}", f"--pid-file={os.path.join(self.dir, 'pid')}",
@@ -233,35 +229,20 @@ class BigtableEmulator:
              "/usr/share/google-cloud-sdk/platform/bigtable-emulator/cbtemulator"]
 
     def __init__(self):
-        import socket
-
         binary = (os.environ.get("APIARY_CBTEMULATOR") or shutil.which("cbtemulator")
                   or next((p for p in self.PATHS if os.path.exists(p)), None))
         if not binary:
             raise RuntimeError("the Bigtable emulator (cbtemulator) is not installed (scripts/test.sh installs it)")
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            self.port = s.getsockname()[1]
+        self.port = free_port()
         self.host = f"127.0.0.1:{self.port}"
         self.proc = subprocess.Popen([binary, "-host", "127.0.0.1", "-port", str(self.port)],
                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.time() + 30
-        while time.time() < deadline:
-            try:
-                with socket.create_connection(("127.0.0.1", self.port), timeout=1):
-                    return
-            except OSError:
-                time.sleep(0.1)
-        self.stop()
-        raise RuntimeError("the Bigtable emulator did not start")
+        if not wait_for_port(self.port, 30):
+            self.stop()
+            raise RuntimeError("the Bigtable emulator did not start")
 
     def env(self):
         return {**os.environ, "BIGTABLE_EMULATOR_HOST": self.host}
 
     def stop(self):
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(15)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
+        stop_process(self.proc)

@@ -5,10 +5,10 @@ through KRB5_CONFIG and KRB5_KDC_PROFILE."""
 
 import os
 import shutil
-import socket
 import subprocess
 import tempfile
-import time
+
+from procs import free_port, wait_for_port
 
 REALM = "APIARY.TEST"
 SBIN = "/usr/sbin"
@@ -25,18 +25,12 @@ def _tool(name):
     return found
 
 
-def _free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 class Kdc:
     """A KDC process for realm APIARY.TEST; `stop()` ends it and removes its folder."""
 
     def __init__(self, services=("hive/localhost", "HTTP/localhost"), users=None):
         self.dir = tempfile.mkdtemp(prefix="apiary-kdc-")
-        self.port = _free_port()
+        self.port = free_port()
         self.krb5_conf = os.path.join(self.dir, "krb5.conf")
         self.kdc_conf = os.path.join(self.dir, "kdc.conf")
         self.keytab = os.path.join(self.dir, "server.keytab")
@@ -86,15 +80,9 @@ class Kdc:
             self.kadmin(f"addprinc -pw {password} {user}")
         self.proc = subprocess.Popen([_tool("krb5kdc"), "-n", "-r", REALM], env=self.env,
                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.time() + 20
-        while time.time() < deadline:
-            try:
-                with socket.create_connection(("127.0.0.1", self.port), timeout=1):
-                    return
-            except OSError:
-                time.sleep(0.1)
-        self.stop()
-        raise RuntimeError("the KDC did not start")
+        if not wait_for_port(self.port, 20):
+            self.stop()
+            raise RuntimeError("the KDC did not start")
 
     def kadmin(self, query):
         subprocess.run([_tool("kadmin.local"), "-r", REALM, "-q", query], env=self.env, check=True,

@@ -37,7 +37,8 @@ pub(crate) struct HBaseHook {
 }
 
 impl HBaseHook {
-    async fn open(&self, table: &Table) -> HandlerResult<(Location, Arc<Instance>)> {
+    /// Where `table` is, and its instance's clients.
+    pub(crate) async fn open(&self, table: &Table) -> HandlerResult<(Location, Arc<Instance>)> {
         let location = Location::of(table)?;
         let instance = self
             .instances

@@ -170,25 +170,15 @@ impl StorageHandler for HBaseHandler {
         table: &Table,
         _job: JobProperties,
     ) -> HandlerResult<Arc<dyn TableProvider>> {
-        let location = Location::of(table)?;
         let mapping = Mapping::of(table)?;
-        let instance = self
-            .hook
-            .instances
-            .get(&location.project, &location.instance)
-            .await?;
+        let (location, instance) = self.hook.open(table).await?;
         Ok(Arc::new(scan::HBaseTable::new(
             table, location, mapping, instance,
         )))
     }
 
     async fn describe_object(&self, table: &Table) -> HandlerResult<Vec<(String, String)>> {
-        let location = Location::of(table)?;
-        let instance = self
-            .hook
-            .instances
-            .get(&location.project, &location.instance)
-            .await?;
+        let (location, instance) = self.hook.open(table).await?;
         let families = instance.families(&location.table).await?;
         Ok(vec![
             (
@@ -216,13 +206,8 @@ impl StorageHandler for HBaseHandler {
                 "INSERT OVERWRITE is not supported for a table stored by {CLASS}"
             )));
         }
-        let location = Location::of(table)?;
         let mapping = Mapping::of(table)?;
-        let instance = self
-            .hook
-            .instances
-            .get(&location.project, &location.instance)
-            .await?;
+        let (location, instance) = self.hook.open(table).await?;
         write::insert(table, &location, &mapping, &instance, rows).await
     }
 }
