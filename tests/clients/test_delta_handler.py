@@ -191,12 +191,29 @@ def test_managed_table_is_a_delta_table_deltalake_reads(server):
             got = [r[0] for r in rows(cur, f"SELECT id FROM sales FOR SYSTEM_VERSION AS OF {v} ORDER BY id")]
             assert got == expected, v
         assert rows(cur, "SELECT sales.id FROM sales FOR SYSTEM_VERSION AS OF 1 WHERE sales.region = 'us'") == [(2,)]
+        # A view keeps reading the version its text names.
+        cur.execute("CREATE VIEW sales_v1 AS SELECT id FROM sales FOR SYSTEM_VERSION AS OF 1")
+        try:
+            expected = sorted(r["id"] for r in DeltaTable(path, version=1).to_pyarrow_table().to_pylist())
+            assert [r[0] for r in rows(cur, "SELECT id FROM sales_v1 ORDER BY id")] == expected
+        finally:
+            cur.execute("DROP VIEW sales_v1")
         # FOR SYSTEM_TIME AS OF: the last commit at or before the time (UTC).
         commits = {c["version"]: c["timestamp"] for c in DeltaTable(path).history()}
         at = datetime.datetime.fromtimestamp(commits[2] / 1000, datetime.timezone.utc)
         text = at.strftime("%Y-%m-%d %H:%M:%S.%f")[:-3]
         got = [r[0] for r in rows(cur, f"SELECT id FROM sales FOR SYSTEM_TIME AS OF '{text}' ORDER BY id")]
         assert got == [1, 2, 3]
+        # The text is read in the session's time zone (hive.local.time.zone).
+        from zoneinfo import ZoneInfo
+        cur.execute("SET hive.local.time.zone=Asia/Tokyo")
+        tokyo = at.astimezone(ZoneInfo("Asia/Tokyo")).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3]
+        got = [r[0] for r in rows(cur, f"SELECT id FROM sales FOR SYSTEM_TIME AS OF '{tokyo}' ORDER BY id")]
+        assert got == [1, 2, 3]
+        # The UTC text, read in Tokyo, is nine hours before the first commit.
+        assert "has no version at or before" in error_of(
+            cur, f"SELECT id FROM sales FOR SYSTEM_TIME AS OF '{text}'")
+        cur.execute("SET hive.local.time.zone=LOCAL")
         e = error_of(cur, "SELECT * FROM sales FOR SYSTEM_VERSION AS OF 9")
         assert "9" in e, e
         # Before the first commit there is no state to read (deltalake alone would give version 0).

@@ -187,18 +187,20 @@ impl HiveSchema {
             .build();
         let ctx = SessionContext::new_with_state(state);
         crate::functions::register(&ctx);
-        let mut statements = datafusion::sql::sqlparser::parser::Parser::parse_sql(
-            &crate::dialect::HiveQl::default(),
-            &text,
-        )
-        .map_err(|e| DataFusionError::Plan(format!("view {}: {e}", table.qualified_name())))?;
+        let mut statements = crate::dialect::tokenize(&text)
+            .and_then(|tokens| {
+                datafusion::sql::sqlparser::parser::Parser::new(&crate::dialect::HiveQl::default())
+                    .with_tokens_with_locations(tokens)
+                    .parse_statements()
+            })
+            .map_err(|e| DataFusionError::Plan(format!("view {}: {e}", table.qualified_name())))?;
         let Some(mut statement) = statements.pop() else {
             return Err(DataFusionError::Plan(format!(
                 "view {} has no query",
                 table.qualified_name()
             )));
         };
-        crate::rewrite::to_datafusion(&mut statement)
+        crate::rewrite::to_datafusion(&mut statement, None)
             .map_err(|e| DataFusionError::Plan(format!("view {}: {e}", table.qualified_name())))?;
         let plan = ctx
             .state()

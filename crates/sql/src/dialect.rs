@@ -12,7 +12,7 @@ use datafusion::sql::sqlparser::ast::{
 use datafusion::sql::sqlparser::dialect::{Dialect, HiveDialect, Precedence};
 use datafusion::sql::sqlparser::keywords::Keyword;
 use datafusion::sql::sqlparser::parser::{Parser, ParserError};
-use datafusion::sql::sqlparser::tokenizer::Token;
+use datafusion::sql::sqlparser::tokenizer::{Token, TokenWithSpan, Tokenizer};
 
 /// The dialect every HiveQL statement is parsed with.
 #[derive(Debug, Default, Clone, Copy)]
@@ -218,6 +218,18 @@ fn typed_number(parser: &mut Parser) -> Option<Expr> {
         array: false,
         format: None,
     })
+}
+
+/// The tokens of HiveQL text as Apiary parses it: with Hive's escapes, and `FOR
+/// SYSTEM_VERSION/SYSTEM_TIME AS OF` and the names it must not take as keywords prepared by
+/// [`crate::time_travel::version_tokens`]. Statements and stored view texts go through it.
+pub(crate) fn tokenize(text: &str) -> Result<Vec<TokenWithSpan>, ParserError> {
+    let mut tokens = Tokenizer::new(&HiveQl::default(), text)
+        .with_unescape(true)
+        .tokenize_with_location()
+        .map_err(|e| ParserError::TokenizerError(e.to_string()))?;
+    crate::time_travel::version_tokens(&mut tokens);
+    Ok(tokens)
 }
 
 #[cfg(test)]

@@ -133,8 +133,10 @@ pub fn operator_count(tokens: &[TokenWithSpan]) -> usize {
         .count()
 }
 
-pub fn to_datafusion(statement: &mut Statement) -> Result<(), SqlError> {
-    crate::time_travel::rewrite(statement)?;
+/// Rewrites a statement into what DataFusion plans with Hive's meaning; `zone` is the session's
+/// `hive.local.time.zone`, if set (time travel reads a time's text in it).
+pub fn to_datafusion(statement: &mut Statement, zone: Option<&str>) -> Result<(), SqlError> {
+    crate::time_travel::rewrite(statement, zone)?;
     crate::clauses::rewrite(statement)?;
     let mut grouping = GroupByModifiers { refused: None };
     let _ = statement.visit(&mut grouping);

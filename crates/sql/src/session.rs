@@ -18,7 +18,6 @@ use datafusion::logical_expr::LogicalPlan;
 use datafusion::prelude::{SessionConfig, SessionContext};
 use datafusion::sql::parser::Statement as DfStatement;
 use datafusion::sql::sqlparser::parser::{Parser, ParserError};
-use datafusion::sql::sqlparser::tokenizer::Tokenizer;
 
 use tokio_util::sync::CancellationToken;
 
@@ -704,11 +703,7 @@ impl SqlSession {
 
     async fn plan_sql(&mut self, text: &str) -> Result<Prepared, SqlError> {
         let dialect = HiveQl::default();
-        let mut tokens = Tokenizer::new(&dialect, text)
-            .with_unescape(true)
-            .tokenize_with_location()
-            .map_err(|e| parse_error(ParserError::TokenizerError(e.to_string())))?;
-        crate::time_travel::version_tokens(&mut tokens);
+        let tokens = crate::dialect::tokenize(text).map_err(parse_error)?;
         let limit = self.max_nesting();
         let operators = rewrite::operator_count(&tokens);
         if operators > limit.saturating_mul(OPERATORS_PER_LEVEL) {
@@ -784,7 +779,10 @@ impl SqlSession {
             auth.check(self.metastore.as_ref(), &subject, "QUERY", &needs)
                 .await?;
         }
-        rewrite::to_datafusion(&mut statement)?;
+        rewrite::to_datafusion(
+            &mut statement,
+            self.conf(crate::time_travel::LOCAL_TIME_ZONE),
+        )?;
         let explain = matches!(
             statement,
             datafusion::sql::sqlparser::ast::Statement::Explain { .. }

@@ -10,6 +10,8 @@
 use std::ops::ControlFlow;
 
 use apiary_storage::handler::AsOf;
+use arrow::array::timezone::Tz;
+use chrono::TimeZone;
 use datafusion::sql::sqlparser::ast::{
     Expr, Ident, ObjectNamePart, Statement, TableAlias, TableFactor, TableVersion, Value, VisitMut,
     VisitorMut,
@@ -62,10 +64,29 @@ pub(crate) fn version_tokens(tokens: &mut [TokenWithSpan]) {
     }
 }
 
-/// Milliseconds since 1970-01-01 UTC of a TIMESTAMP's text.
-fn millis_of(text: &str) -> Option<i64> {
+/// The session setting naming the time zone a timestamp's text is read in (Hive's; its
+/// default, `LOCAL`, is the server's zone, which is UTC here).
+pub(crate) const LOCAL_TIME_ZONE: &str = "hive.local.time.zone";
+
+/// The zone `hive.local.time.zone` names (an IANA name or an offset), None for UTC.
+fn zone_of(setting: Option<&str>) -> Result<Option<Tz>, SqlError> {
+    match setting.map(str::trim) {
+        None | Some("") => Ok(None),
+        Some(z) if z.eq_ignore_ascii_case("LOCAL") => Ok(None),
+        Some(z) => z.parse::<Tz>().map(Some).map_err(|_| {
+            SqlError::hive(
+                HiveError::Generic,
+                format!("{LOCAL_TIME_ZONE}={z} names no time zone (an IANA name such as Europe/Oslo, or an offset such as +01:00)"),
+            )
+        }),
+    }
+}
+
+/// Milliseconds since 1970-01-01 UTC of a TIMESTAMP's text, read in `zone` (UTC if None). A
+/// local time a clock change skips names no instant; one it repeats is its earlier instant.
+fn millis_of(text: &str, zone: Option<&Tz>) -> Option<i64> {
     let text = text.trim();
-    [
+    let local = [
         "%Y-%m-%d %H:%M:%S%.f",
         "%Y-%m-%dT%H:%M:%S%.f",
         "%Y-%m-%d %H:%M",
@@ -76,11 +97,17 @@ fn millis_of(text: &str) -> Option<i64> {
         chrono::NaiveDate::parse_from_str(text, "%Y-%m-%d")
             .ok()
             .and_then(|d| d.and_hms_opt(0, 0, 0))
-    })
-    .map(|t| t.and_utc().timestamp_millis())
+    })?;
+    match zone {
+        None => Some(local.and_utc().timestamp_millis()),
+        Some(tz) => tz
+            .from_local_datetime(&local)
+            .earliest()
+            .map(|t| t.timestamp_millis()),
+    }
 }
 
-fn as_of(version: &TableVersion) -> Result<AsOf, SqlError> {
+fn as_of(version: &TableVersion, zone: Option<&Tz>) -> Result<AsOf, SqlError> {
     let refused = |what: &str| {
         SqlError::hive(
             HiveError::Generic,
@@ -108,11 +135,11 @@ fn as_of(version: &TableVersion) -> Result<AsOf, SqlError> {
                 _ => None,
             };
             let text = text.ok_or_else(|| refused("FOR SYSTEM_TIME AS OF"))?;
-            millis_of(text).map(AsOf::Time).ok_or_else(|| {
+            millis_of(text, zone).map(AsOf::Time).ok_or_else(|| {
                 SqlError::hive(
                     HiveError::Generic,
                     format!(
-                        "FOR SYSTEM_TIME AS OF: '{text}' is not a timestamp (yyyy-MM-dd HH:mm:ss)"
+                        "FOR SYSTEM_TIME AS OF: '{text}' is not a timestamp (yyyy-MM-dd HH:mm:ss) of the session's time zone"
                     ),
                 )
             })
@@ -124,9 +151,10 @@ fn as_of(version: &TableVersion) -> Result<AsOf, SqlError> {
     }
 }
 
-/// Plans each `t FOR SYSTEM_VERSION/SYSTEM_TIME AS OF ..` as the table's state.
-pub(crate) fn rewrite(statement: &mut Statement) -> Result<(), SqlError> {
-    struct Versions(Option<SqlError>);
+/// Plans each `t FOR SYSTEM_VERSION/SYSTEM_TIME AS OF ..` as the table's state, a time's text
+/// read in the session's `hive.local.time.zone` (`zone`: its value, if set).
+pub(crate) fn rewrite(statement: &mut Statement, zone: Option<&str>) -> Result<(), SqlError> {
+    struct Versions(Option<SqlError>, Option<Tz>);
     impl VisitorMut for Versions {
         type Break = ();
         fn pre_visit_table_factor(&mut self, factor: &mut TableFactor) -> ControlFlow<()> {
@@ -142,7 +170,7 @@ pub(crate) fn rewrite(statement: &mut Statement) -> Result<(), SqlError> {
             let Some(v) = version.take() else {
                 return ControlFlow::Continue(());
             };
-            let state = match as_of(&v) {
+            let state = match as_of(&v, self.1.as_ref()) {
                 Ok(s) => s,
                 Err(e) => {
                     self.0 = Some(e);
@@ -164,7 +192,7 @@ pub(crate) fn rewrite(statement: &mut Statement) -> Result<(), SqlError> {
             ControlFlow::Continue(())
         }
     }
-    let mut versions = Versions(None);
+    let mut versions = Versions(None, zone_of(zone)?);
     let _ = statement.visit(&mut versions);
     versions.0.map_or(Ok(()), Err)
 }
@@ -174,10 +202,19 @@ mod tests {
     use super::*;
 
     #[test]
-    fn timestamps_are_read_in_utc() {
-        assert_eq!(millis_of("1970-01-01 00:00:01"), Some(1000));
-        assert_eq!(millis_of("1970-01-01 00:00:00.5"), Some(500));
-        assert_eq!(millis_of("1970-01-02"), Some(86_400_000));
-        assert_eq!(millis_of("yesterday"), None);
+    fn timestamps_are_read_in_the_sessions_zone() {
+        assert_eq!(millis_of("1970-01-01 00:00:01", None), Some(1000));
+        assert_eq!(millis_of("1970-01-01 00:00:00.5", None), Some(500));
+        assert_eq!(millis_of("1970-01-02", None), Some(86_400_000));
+        assert_eq!(millis_of("yesterday", None), None);
+        let tokyo = zone_of(Some("Asia/Tokyo")).unwrap();
+        assert_eq!(millis_of("1970-01-01 09:00:00", tokyo.as_ref()), Some(0));
+        let plus = zone_of(Some("+01:00")).unwrap();
+        assert_eq!(millis_of("1970-01-01 01:00:00", plus.as_ref()), Some(0));
+        assert!(zone_of(Some("LOCAL")).unwrap().is_none());
+        assert!(zone_of(Some("Mars/Olympus")).is_err());
+        // 02:30 on 2026-03-29 does not exist in Oslo (clocks go from 02:00 to 03:00).
+        let oslo = zone_of(Some("Europe/Oslo")).unwrap();
+        assert_eq!(millis_of("2026-03-29 02:30:00", oslo.as_ref()), None);
     }
 }
