@@ -76,7 +76,16 @@ pub(crate) async fn insert(
             .collect::<Vec<_>>(),
     ));
     while let Some(batch) = rows.next().await {
-        let batch = cast_columns(&batch.map_err(remote_err)?, &schema).map_err(remote_err)?;
+        let batch = batch.map_err(remote_err)?;
+        if batch.num_columns() != schema.fields().len() {
+            return Err(remote_err(format!(
+                "an INSERT into {} sent {} columns for its {}",
+                table.qualified_name(),
+                batch.num_columns(),
+                schema.fields().len()
+            )));
+        }
+        let batch = cast_columns(&batch, &schema).map_err(remote_err)?;
         for row in row_cells(batch.columns(), mapping, &layout, put_time)? {
             pending_mutations += row.cells.len();
             pending.push(Entry {
