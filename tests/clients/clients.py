@@ -4,6 +4,12 @@ from impala import dbapi as impyla
 from pyhive import hive
 
 
+def rows(cur, sql):
+    """Runs `sql` and returns its rows."""
+    cur.execute(sql)
+    return cur.fetchall()
+
+
 def fetch_count(cur, size):
     """Fetches a cursor's rows to the end, `size` at a time; returns how many there were."""
     n = 0

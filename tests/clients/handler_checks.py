@@ -7,17 +7,13 @@ import sqlite3
 import pytest
 
 import clients
+from clients import rows
 from conftest import Server
 
 # The fail points of CREATE and DROP of a non-native table, in the order they are reached.
 CREATE_POINTS = ["create.after_intent", "create.after_object", "create.after_catalog",
                  "create.after_commit_hook"]
 DROP_POINTS = ["drop.after_intent", "drop.after_catalog", "drop.after_object"]
-
-
-def rows(cur, sql):
-    cur.execute(sql)
-    return cur.fetchall()
 
 
 def error_of(cur, sql):

@@ -13,6 +13,7 @@ from impala import dbapi as impyla
 from pyhive import hive
 
 import flight
+from clients import rows
 from conftest import Server
 from test_jdbc_beeline import SPARK_HOME
 
@@ -29,11 +30,6 @@ def denial(user, operation, *objects):
 
 def as_user(srv, user):
     return hive.connect(host="127.0.0.1", port=srv.binary_port, username=user, auth="NONE").cursor()
-
-
-def rows(cur, sql):
-    cur.execute(sql)
-    return cur.fetchall()
 
 
 def refused(cur, sql):

@@ -9,12 +9,8 @@ import time
 import pytest
 
 import clients
+from clients import rows
 from conftest import Server
-
-
-def rows(cur, sql):
-    cur.execute(sql)
-    return cur.fetchall()
 
 
 def test_everything_persists_across_a_restart():

@@ -13,16 +13,12 @@ from impala.error import HiveServer2Error
 from pyhive.exc import OperationalError
 
 import clients
+from clients import rows
 import flight
 from conftest import Server
 from test_jdbc_beeline import beeline
 
 DENIED = "apiary.fs.allowed.paths"
-
-
-def rows(cur, sql):
-    cur.execute(sql)
-    return cur.fetchall()
 
 
 def status_of(exc):

@@ -8,7 +8,7 @@ use arrow::array::{
     Array, ArrayRef, AsArray, BinaryBuilder, BooleanBuilder, Float32Builder, Float64Builder,
     Int16Builder, Int32Builder, Int64Builder, Int8Builder, MapArray, StringArray, StructArray,
 };
-use arrow::buffer::{NullBuffer, OffsetBuffer};
+use arrow::buffer::OffsetBuffer;
 use arrow::compute::CastOptions;
 use arrow::datatypes::{DataType, Field, TimeUnit};
 use base64::Engine;
@@ -18,6 +18,8 @@ use apiary_storage::format::TextLayout;
 use apiary_storage::handler::{HandlerError, HandlerResult};
 use apiary_storage::text::{decode_complex, encode, java_double, java_float};
 use apiary_storage::types::HiveType;
+
+use crate::mapping::is_text;
 
 fn remote(e: impl std::fmt::Display) -> HandlerError {
     HandlerError::Remote(e.to_string())
@@ -74,6 +76,16 @@ pub(crate) fn encode_column(
             }
         }};
     }
+    // An integer: big-endian bytes, or its decimal text.
+    macro_rules! int {
+        ($t:ty) => {
+            each!(array.as_primitive::<$t>(), |v| if binary {
+                v.to_be_bytes().to_vec()
+            } else {
+                v.to_string().into_bytes()
+            })
+        };
+    }
     use arrow::datatypes as t;
     match array.data_type() {
         DataType::Utf8 => each!(array.as_string::<i32>(), |v| v.as_bytes().to_vec()),
@@ -85,26 +97,10 @@ pub(crate) fn encode_column(
             (true, false) => vec![0],
             (false, v) => v.to_string().into_bytes(),
         }),
-        DataType::Int8 => each!(array.as_primitive::<t::Int8Type>(), |v| if binary {
-            v.to_be_bytes().to_vec()
-        } else {
-            v.to_string().into_bytes()
-        }),
-        DataType::Int16 => each!(array.as_primitive::<t::Int16Type>(), |v| if binary {
-            v.to_be_bytes().to_vec()
-        } else {
-            v.to_string().into_bytes()
-        }),
-        DataType::Int32 => each!(array.as_primitive::<t::Int32Type>(), |v| if binary {
-            v.to_be_bytes().to_vec()
-        } else {
-            v.to_string().into_bytes()
-        }),
-        DataType::Int64 => each!(array.as_primitive::<t::Int64Type>(), |v| if binary {
-            v.to_be_bytes().to_vec()
-        } else {
-            v.to_string().into_bytes()
-        }),
+        DataType::Int8 => int!(t::Int8Type),
+        DataType::Int16 => int!(t::Int16Type),
+        DataType::Int32 => int!(t::Int32Type),
+        DataType::Int64 => int!(t::Int64Type),
         DataType::Float32 => each!(array.as_primitive::<t::Float32Type>(), |v| if binary {
             v.to_bits().to_be_bytes().to_vec()
         } else {
@@ -233,9 +229,21 @@ pub(crate) fn decode_column(
             Arc::new(out.finish())
         }
         (t, _) => {
+            // Numbers and dates are read as Hive reads text: blanks around them are not part
+            // of one; strings and complex values keep theirs.
+            let trim = !t.is_complex() && !is_text(t);
             let texts: StringArray = cells
                 .iter()
-                .map(|c| c.map(|c| String::from_utf8_lossy(c).into_owned()))
+                .map(|c| {
+                    c.map(|c| {
+                        let s = String::from_utf8_lossy(c);
+                        if trim {
+                            s.trim().to_string()
+                        } else {
+                            s.into_owned()
+                        }
+                    })
+                })
                 .collect();
             if t.is_complex() {
                 decode_complex(&texts, t, field, layout).map_err(remote)?
@@ -246,20 +254,7 @@ pub(crate) fn decode_column(
                     safe: true,
                     ..Default::default()
                 };
-                // Numbers are read as Hive reads text: blanks around them are not part of one.
-                let trimmed: StringArray = texts
-                    .iter()
-                    .map(|s| {
-                        s.map(|s| {
-                            if matches!(t, HiveType::Varchar(_) | HiveType::Char(_)) {
-                                s
-                            } else {
-                                s.trim()
-                            }
-                        })
-                    })
-                    .collect();
-                arrow::compute::cast_with_options(&trimmed, field.data_type(), &options)
+                arrow::compute::cast_with_options(&texts, field.data_type(), &options)
                     .map_err(remote)?
             }
         }
@@ -271,11 +266,10 @@ pub(crate) fn decode_column(
 }
 
 /// A map column from each row's cells (qualifier, value): keys decoded as the key type (an
-/// entry whose key does not decode is left out), values as the value type. `present[i]` is
-/// false for a row with no cell in the column's family or prefix (NULL, as Hive reads it).
+/// entry whose key does not decode is left out), values as the value type. A row with no cell
+/// in the family or prefix has an empty map, as Hive reads it.
 pub(crate) fn decode_map(
     rows: &[Vec<(&[u8], &[u8])>],
-    present: &[bool],
     hive: &HiveType,
     field: &Field,
     key_binary: bool,
@@ -324,7 +318,7 @@ pub(crate) fn decode_map(
         entries.clone(),
         OffsetBuffer::new(offsets.into()),
         entries_array,
-        Some(NullBuffer::from(present.to_vec())),
+        None,
         *sorted,
     )
     .map_err(remote)?;
@@ -411,7 +405,7 @@ mod tests {
             ],
             vec![],
         ];
-        let m = decode_map(&rows, &[true, true], &hive, &field, false, false, &layout()).unwrap();
+        let m = decode_map(&rows, &hive, &field, false, false, &layout()).unwrap();
         let m = m.as_map();
         assert_eq!(m.value_length(0), 2);
         assert_eq!(m.value_length(1), 0);

@@ -133,17 +133,10 @@ impl TableProvider for HBaseTable {
             .filter_map(|f| self.keys_of(f))
             .fold(KeySet::all(), |acc, s| acc.intersect(&s));
         let schema = Arc::new(self.schema.project(&projection)?);
+        // A limit reaches the scan only when no condition is left above it.
+        let limit = if filters.is_empty() { limit } else { None };
         Ok(Arc::new(HBaseScanExec::new(
-            self.instance.clone(),
-            self.location.table.clone(),
-            self.hive_name.clone(),
-            self.mapping.clone(),
-            projection,
-            keys,
-            // A limit reaches the scan only when no condition is left above it.
-            if filters.is_empty() { limit } else { None },
-            schema,
-            self.layout.clone(),
+            self, projection, keys, limit, schema,
         )))
     }
 }
@@ -165,17 +158,13 @@ pub struct HBaseScanExec {
 }
 
 impl HBaseScanExec {
-    #[allow(clippy::too_many_arguments)]
+    /// The scan of `table`'s `keys`, its columns `projection` (of type `schema`).
     fn new(
-        instance: Arc<Instance>,
-        bigtable: String,
-        table: String,
-        mapping: Arc<Mapping>,
+        table: &HBaseTable,
         projection: Vec<usize>,
         keys: KeySet,
         limit: Option<usize>,
         schema: SchemaRef,
-        layout: TextLayout,
     ) -> Self {
         let properties = Arc::new(PlanProperties::new(
             EquivalenceProperties::new(schema.clone()),
@@ -184,15 +173,15 @@ impl HBaseScanExec {
             Boundedness::Bounded,
         ));
         Self {
-            instance,
-            bigtable,
-            table,
-            mapping,
+            instance: table.instance.clone(),
+            bigtable: table.location.table.clone(),
+            table: table.hive_name.clone(),
+            mapping: table.mapping.clone(),
             projection,
             keys,
             limit,
             schema,
-            layout,
+            layout: table.layout.clone(),
             properties,
             metrics: ExecutionPlanMetricsSet::new(),
         }
@@ -581,11 +570,8 @@ impl Decoder {
                                 .collect()
                         })
                         .collect();
-                    // A row with no cell there has an empty map (Hive's reading).
-                    let present = vec![true; rows.len()];
                     decode_map(
                         &entries,
-                        &present,
                         &c.hive,
                         field,
                         c.key_binary,
