@@ -3,6 +3,8 @@
     spark_side.py write DIR      writes partitioned TEXTFILE, Parquet, ORC and Avro Hive tables under DIR
                                  and prints their rows as JSON
     spark_side.py read SPEC.json reads the locations Apiary wrote, as Hive tables, and prints rows
+    spark_side.py run SPEC.json  runs SPEC's "statements" in order, then prints the rows of each of
+                                 its "queries" (a name to SQL) as JSON
 """
 
 import json
@@ -34,6 +36,8 @@ ROWS = ("(1, 'alpha', 10.50, 0.25, true, DATE '2024-01-02', TIMESTAMP '2024-01-0
 def plain(v):
     if v is None:
         return None
+    if isinstance(v, (bytes, bytearray)):
+        return "0x" + bytes(v).hex()
     return str(v)
 
 
@@ -73,5 +77,16 @@ def read(spec_path):
     spark.stop()
 
 
+def run(spec_path):
+    spec = json.load(open(spec_path))
+    spark = session(spec["work"])
+    for sql in spec.get("statements", []):
+        spark.sql(sql)
+    out = {name: [[plain(v) for v in r] for r in spark.sql(sql).collect()]
+           for name, sql in spec.get("queries", {}).items()}
+    print("RESULT " + json.dumps(out))
+    spark.stop()
+
+
 if __name__ == "__main__":
-    {"write": write, "read": read}[sys.argv[1]](sys.argv[2])
+    {"write": write, "read": read, "run": run}[sys.argv[1]](sys.argv[2])

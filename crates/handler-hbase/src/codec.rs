@@ -11,12 +11,13 @@ use arrow::array::{
 use arrow::buffer::OffsetBuffer;
 use arrow::compute::CastOptions;
 use arrow::datatypes::{DataType, Field, TimeUnit};
-use base64::Engine;
 use datafusion::common::ScalarValue;
 
 use apiary_storage::format::TextLayout;
 use apiary_storage::handler::{HandlerError, HandlerResult};
-use apiary_storage::text::{decode_complex, encode, java_double, java_float};
+use apiary_storage::text::{
+    binary_of_text, binary_text, decode_complex, encode, java_double, java_float,
+};
 use apiary_storage::types::HiveType;
 
 use crate::mapping::is_text;
@@ -115,9 +116,7 @@ pub(crate) fn encode_column(
         DataType::Binary => each!(array.as_binary::<i32>(), |v| if binary {
             v.to_vec()
         } else {
-            base64::engine::general_purpose::STANDARD
-                .encode(v)
-                .into_bytes()
+            binary_text(v).into_bytes()
         }),
         DataType::Timestamp(TimeUnit::Microsecond, None) => {
             let a = array.as_primitive::<t::TimestampMicrosecondType>();
@@ -204,11 +203,7 @@ pub(crate) fn decode_column(
         (HiveType::Binary, false) => {
             let mut out = BinaryBuilder::new();
             for c in cells {
-                out.append_option(c.map(|c| {
-                    base64::engine::general_purpose::STANDARD
-                        .decode(c)
-                        .unwrap_or_else(|_| c.to_vec())
-                }));
+                out.append_option(c.map(|c| binary_of_text(c, layout.binary_base64)));
             }
             Arc::new(out.finish())
         }

@@ -143,6 +143,10 @@ pub struct TextLayout {
     pub escape: Option<u8>,
     /// Text of NULL (`serialization.null.format`, default `\N`).
     pub null: String,
+    /// Whether BINARY text is read as Base64 when it is Base64
+    /// (`hive.serialization.decode.binary.as.base64`, default true). BINARY is always written
+    /// in Base64, as Hive writes it.
+    pub binary_base64: bool,
 }
 
 impl TextLayout {
@@ -168,7 +172,20 @@ impl TextLayout {
                 .get("serialization.null.format")
                 .cloned()
                 .unwrap_or_else(|| "\\N".into()),
+            binary_base64: params
+                .get(crate::text::DECODE_BINARY_AS_BASE64)
+                .is_none_or(|v| !v.trim().eq_ignore_ascii_case("false")),
         }
+    }
+
+    /// The layout of a table: its SerDe parameters, and the table properties Hive's SerDe
+    /// also reads (the table's wins where both are set, as in Hive's merged properties).
+    pub fn of_table(table: &apiary_metastore::Table) -> TextLayout {
+        let mut layout = Self::from_params(&table.sd.serde.parameters);
+        if let Some(v) = table.parameters.get(crate::text::DECODE_BINARY_AS_BASE64) {
+            layout.binary_base64 = !v.trim().eq_ignore_ascii_case("false");
+        }
+        layout
     }
 }
 

@@ -8,6 +8,7 @@ mod error;
 pub mod format;
 pub mod handler;
 pub mod native;
+pub mod orc_write;
 pub mod ownership;
 pub mod reach;
 pub mod text;

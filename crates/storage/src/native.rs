@@ -433,7 +433,8 @@ impl TableProvider for NativeTable {
         }
         let raw = scan.schema();
         let df_schema = raw.clone().to_dfschema()?;
-        let null = TextLayout::from_params(&self.table.sd.serde.parameters).null;
+        let layout = TextLayout::of_table(&self.table);
+        let null = layout.null.clone();
         let wanted: Vec<usize> = match projection {
             Some(p) => p.clone(),
             None => (0..self.schema.fields().len()).collect(),
@@ -446,13 +447,9 @@ impl TableProvider for NativeTable {
             let expr = if i < n_data {
                 let decoded = if field.data_type() == &arrow::datatypes::DataType::Utf8 {
                     column.clone()
-                } else if hive.is_complex() {
+                } else if hive.is_complex() || hive == HiveType::Binary {
                     let udf = datafusion::logical_expr::ScalarUDF::new_from_impl(
-                        crate::text::DecodeComplex::new(
-                            field.clone(),
-                            hive,
-                            TextLayout::from_params(&self.table.sd.serde.parameters),
-                        ),
+                        crate::text::DecodeComplex::new(field.clone(), hive, layout.clone()),
                     );
                     udf.call(vec![column.clone()])
                 } else {

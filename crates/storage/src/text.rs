@@ -8,7 +8,7 @@
 use std::sync::Arc;
 
 use arrow::array::{Array, ArrayRef, StringArray};
-use arrow::datatypes::{Field, Schema};
+use arrow::datatypes::{DataType, Field, Schema};
 
 use crate::format::TextLayout;
 use crate::types::HiveType;
@@ -146,7 +146,6 @@ pub fn decode_complex(
 /// Encodes one complex value of `array` at `row` as Hive text at nesting `level`.
 pub fn encode(array: &dyn Array, row: usize, level: usize, layout: &TextLayout, out: &mut String) {
     use arrow::array::AsArray;
-    use arrow::datatypes::DataType;
     if array.is_null(row) {
         out.push_str(&layout.null);
         return;
@@ -183,6 +182,14 @@ pub fn encode(array: &dyn Array, row: usize, level: usize, layout: &TextLayout, 
                 encode(c.as_ref(), row, level + 1, layout, out);
             }
         }
+        DataType::Binary | DataType::LargeBinary | DataType::BinaryView => {
+            let one = encode_binary_column(&array.slice(row, 1));
+            if one.is_valid(0) {
+                out.push_str(one.value(0));
+            } else {
+                out.push_str(&layout.null);
+            }
+        }
         _ => {
             let one = array.slice(row, 1);
             match arrow::compute::cast(&one, &DataType::Utf8) {
@@ -197,6 +204,97 @@ pub fn encode(array: &dyn Array, row: usize, level: usize, layout: &TextLayout, 
                 Err(_) => out.push_str(&layout.null),
             }
         }
+    }
+}
+
+/// The key that turns off Base64 decoding of BINARY values read from text (Hive 4's; a table
+/// or SerDe property, true by default).
+pub const DECODE_BINARY_AS_BASE64: &str = "hive.serialization.decode.binary.as.base64";
+
+/// Hive's text of a BINARY value: Base64, standard alphabet with padding, as LazySimpleSerDe
+/// writes it.
+pub fn binary_text(bytes: &[u8]) -> String {
+    use base64::Engine as _;
+    base64::engine::general_purpose::STANDARD.encode(bytes)
+}
+
+/// A BINARY value read from its text as LazySimpleSerDe reads it: text made only of Base64's
+/// characters (either alphabet, `=` and blanks) is decoded leniently, the way Hive's codec
+/// does (blanks skipped, decoding stops at the first `=`, a partial last group kept as far as it
+/// makes whole bytes); other text, and text that decodes to nothing, is its own bytes. With
+/// `base64` off ([`DECODE_BINARY_AS_BASE64`] false) the text is always its own bytes.
+pub fn binary_of_text(text: &[u8], base64: bool) -> Vec<u8> {
+    fn sextet(b: u8) -> Option<u32> {
+        Some(match b {
+            b'A'..=b'Z' => b - b'A',
+            b'a'..=b'z' => b - b'a' + 26,
+            b'0'..=b'9' => b - b'0' + 52,
+            b'+' | b'-' => 62,
+            b'/' | b'_' => 63,
+            _ => return None,
+        } as u32)
+    }
+    let blank = |b: u8| matches!(b, b' ' | b'\t' | b'\r' | b'\n');
+    if !base64
+        || !text
+            .iter()
+            .all(|&b| b == b'=' || blank(b) || sextet(b).is_some())
+    {
+        return text.to_vec();
+    }
+    let mut out = Vec::with_capacity(text.len() * 3 / 4);
+    let (mut bits, mut n) = (0u32, 0u32);
+    for &b in text {
+        if b == b'=' {
+            break;
+        }
+        let Some(v) = sextet(b) else { continue };
+        bits = (bits << 6) | v;
+        n += 1;
+        if n == 4 {
+            out.extend_from_slice(&[(bits >> 16) as u8, (bits >> 8) as u8, bits as u8]);
+            bits = 0;
+            n = 0;
+        }
+    }
+    match n {
+        2 => out.push((bits >> 4) as u8),
+        3 => out.extend_from_slice(&[(bits >> 10) as u8, (bits >> 2) as u8]),
+        _ => {}
+    }
+    if out.is_empty() {
+        text.to_vec()
+    } else {
+        out
+    }
+}
+
+/// A column of text read as BINARY ([`binary_of_text`]).
+pub fn decode_binary_column(texts: &StringArray, base64: bool) -> arrow::array::BinaryArray {
+    texts
+        .iter()
+        .map(|t| t.map(|t| binary_of_text(t.as_bytes(), base64)))
+        .collect()
+}
+
+/// A BINARY column as its Hive text ([`binary_text`]).
+pub fn encode_binary_column(array: &dyn Array) -> StringArray {
+    use arrow::array::AsArray as _;
+    match array.data_type() {
+        DataType::LargeBinary => array
+            .as_binary::<i64>()
+            .iter()
+            .map(|v| v.map(binary_text))
+            .collect(),
+        DataType::BinaryView => array
+            .as_binary_view()
+            .iter()
+            .map(|v| v.map(binary_text))
+            .collect(),
+        _ => array
+            .as_binary_opt::<i32>()
+            .map(|a| a.iter().map(|v| v.map(binary_text)).collect())
+            .unwrap_or_else(|| StringArray::new_null(array.len())),
     }
 }
 
@@ -257,6 +355,28 @@ mod tests {
     use std::collections::BTreeMap;
 
     #[test]
+    fn binary_text_as_hive_writes_and_reads_it() {
+        assert_eq!(binary_text(b"123"), "MTIz");
+        assert_eq!(binary_text(&[0xff, 0, 10]), "/wAK");
+        assert_eq!(binary_of_text(b"MTIz", true), b"123");
+        assert_eq!(binary_of_text(b"/wAK", true), [0xff, 0, 10]);
+        // Padding, blanks and the URL-safe alphabet.
+        assert_eq!(binary_of_text(b"YQ==", true), b"a");
+        assert_eq!(binary_of_text(b"Y Q\n==", true), b"a");
+        assert_eq!(binary_of_text(b"_wAK", true), [0xff, 0, 10]);
+        // Unpadded partial groups decode as far as they make whole bytes.
+        assert_eq!(binary_of_text(b"YWI", true), b"ab");
+        // Text with other characters is its own bytes; so is text that decodes to nothing.
+        assert_eq!(binary_of_text(b"hello world!", true), b"hello world!");
+        assert_eq!(binary_of_text(b"a", true), b"a");
+        assert_eq!(binary_of_text(b"", true), b"");
+        // Text that happens to be Base64 is decoded, as in Hive ("123" is two bytes).
+        assert_eq!(binary_of_text(b"123", true), [0xd7, 0x6d]);
+        // Decoding off: always the bytes.
+        assert_eq!(binary_of_text(b"MTIz", false), b"MTIz");
+    }
+
+    #[test]
     fn complex_text_round_trips() {
         let layout = TextLayout::from_params(&BTreeMap::new());
         let t =
@@ -273,7 +393,8 @@ mod tests {
     }
 }
 
-/// A scalar function decoding one text column into a complex type (used by the TEXTFILE scan).
+/// A scalar function decoding one text column into a complex type or BINARY (used by the
+/// TEXTFILE scan).
 #[derive(Debug, PartialEq, Eq, Hash)]
 pub struct DecodeComplex {
     field: Field,
@@ -326,7 +447,11 @@ impl datafusion::logical_expr::ScalarUDFImpl for DecodeComplex {
             .as_any()
             .downcast_ref::<StringArray>()
             .ok_or_else(|| datafusion::error::DataFusionError::Internal("text column".into()))?;
-        let out = decode_complex(strings, &self.hive, &self.field, &self.layout)?;
+        let out: ArrayRef = if self.hive == HiveType::Binary {
+            Arc::new(decode_binary_column(strings, self.layout.binary_base64))
+        } else {
+            decode_complex(strings, &self.hive, &self.field, &self.layout)?
+        };
         Ok(datafusion::logical_expr::ColumnarValue::Array(out))
     }
 }

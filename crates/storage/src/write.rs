@@ -151,58 +151,10 @@ enum FileWriter {
     Parquet(Box<ArrowWriter<File>>),
     Text(Box<arrow::csv::Writer<File>>, TextLayout),
     Json(arrow::json::LineDelimitedWriter<File>),
-    /// ORC's writer is not `Send`: it lives on its own thread, fed batches through a channel.
-    Orc(OrcThread),
+    /// ORC, through the storage crate's own writer (every Hive type, DECIMAL and complex ones
+    /// included; see [`crate::orc_write`]).
+    Orc(Box<crate::orc_write::OrcWriter<File>>),
     Avro(Box<arrow_avro::writer::AvroWriter<File>>),
-}
-
-struct OrcThread {
-    batches: std::sync::mpsc::SyncSender<RecordBatch>,
-    done: std::thread::JoinHandle<Result<(), String>>,
-}
-
-impl OrcThread {
-    fn start(file: File, schema: SchemaRef) -> Result<Self, StorageError> {
-        let (tx, rx) = std::sync::mpsc::sync_channel::<RecordBatch>(2);
-        let (ready_tx, ready_rx) = std::sync::mpsc::channel::<Result<(), String>>();
-        let done = std::thread::Builder::new()
-            .name("orc-writer".into())
-            .spawn(move || {
-                let mut w = match orc_rust::ArrowWriterBuilder::new(file, schema).try_build() {
-                    Ok(w) => {
-                        let _ = ready_tx.send(Ok(()));
-                        w
-                    }
-                    Err(e) => {
-                        let _ = ready_tx.send(Err(e.to_string()));
-                        return Err(e.to_string());
-                    }
-                };
-                for batch in rx {
-                    w.write(&batch).map_err(|e| e.to_string())?;
-                }
-                w.close().map_err(|e| e.to_string())
-            })
-            .map_err(|e| StorageError::Write(e.to_string()))?;
-        match ready_rx.recv() {
-            Ok(Ok(())) => Ok(Self { batches: tx, done }),
-            Ok(Err(e)) => Err(StorageError::Write(e)),
-            Err(_) => Err(StorageError::Write("the ORC writer stopped".into())),
-        }
-    }
-
-    fn write(&self, batch: &RecordBatch) -> Result<(), String> {
-        self.batches
-            .send(batch.clone())
-            .map_err(|_| "the ORC writer stopped".to_string())
-    }
-
-    fn finish(self) -> Result<(), String> {
-        drop(self.batches);
-        self.done
-            .join()
-            .map_err(|_| "the ORC writer panicked".to_string())?
-    }
 }
 
 impl FileWriter {
@@ -232,34 +184,13 @@ impl FileWriter {
                     })
                     .with_timestamp_format("%Y-%m-%d %H:%M:%S%.f".into())
                     .with_datetime_format("%Y-%m-%d %H:%M:%S%.f".into());
-                FileWriter::Text(Box::new(builder.build(file)), layout_for_complex(table))
+                FileWriter::Text(Box::new(builder.build(file)), TextLayout::of_table(table))
             }
             NativeFormat::Json => FileWriter::Json(arrow::json::LineDelimitedWriter::new(file)),
-            NativeFormat::Orc => {
-                if let Some(f) = schema.fields().iter().find(|f| {
-                    !matches!(
-                        f.data_type(),
-                        DataType::Boolean
-                            | DataType::Int8
-                            | DataType::Int16
-                            | DataType::Int32
-                            | DataType::Int64
-                            | DataType::Float32
-                            | DataType::Float64
-                            | DataType::Utf8
-                            | DataType::Binary
-                            | DataType::Date32
-                            | DataType::Timestamp(_, None)
-                    )
-                }) {
-                    return Err(StorageError::Unsupported(format!(
-                        "writing column {} of type {} to ORC",
-                        f.name(),
-                        HiveType::of_field(f)
-                    )));
-                }
-                FileWriter::Orc(OrcThread::start(file, schema.clone())?)
-            }
+            NativeFormat::Orc => FileWriter::Orc(Box::new(
+                crate::orc_write::OrcWriter::try_new(file, schema.clone())
+                    .map_err(|e| StorageError::Write(e.to_string()))?,
+            )),
             NativeFormat::Avro => FileWriter::Avro(Box::new(
                 arrow_avro::writer::AvroWriter::new(file, avro_schema(schema).as_ref().clone())
                     .map_err(|e| StorageError::Write(e.to_string()))?,
@@ -277,7 +208,7 @@ impl FileWriter {
         let r = match self {
             FileWriter::Parquet(w) => w.write(batch).map_err(|e| e.to_string()),
             FileWriter::Text(w, layout) => {
-                let batch = complex_as_text(batch, layout)?;
+                let batch = hive_text_columns(batch, layout)?;
                 w.write(&batch).map_err(|e| e.to_string())
             }
             FileWriter::Json(w) => w.write(batch).map_err(|e| e.to_string()),
@@ -295,7 +226,7 @@ impl FileWriter {
             FileWriter::Parquet(w) => w.close().map(|_| ()).map_err(|e| e.to_string()),
             FileWriter::Text(w, _) => w.into_inner().sync_all().map_err(|e| e.to_string()),
             FileWriter::Json(mut w) => w.finish().map_err(|e| e.to_string()),
-            FileWriter::Orc(w) => w.finish(),
+            FileWriter::Orc(w) => w.close().map(|_| ()).map_err(|e| e.to_string()),
             FileWriter::Avro(mut w) => w
                 .finish()
                 .and_then(|_| w.into_inner().sync_all().map_err(Into::into))
@@ -338,23 +269,29 @@ fn avro_batch(batch: &RecordBatch) -> Result<RecordBatch, StorageError> {
     RecordBatch::try_new(schema, columns).map_err(|e| StorageError::Write(e.to_string()))
 }
 
-fn layout_for_complex(table: &Table) -> TextLayout {
-    TextLayout::from_params(&table.sd.serde.parameters)
-}
-
-/// ARRAY, MAP and STRUCT columns turned into their Hive text, for the text writer.
-fn complex_as_text(batch: &RecordBatch, layout: &TextLayout) -> Result<RecordBatch, StorageError> {
+/// ARRAY, MAP and STRUCT columns turned into their Hive text, and BINARY into Base64 as
+/// LazySimpleSerDe writes it, for the text writer.
+fn hive_text_columns(
+    batch: &RecordBatch,
+    layout: &TextLayout,
+) -> Result<RecordBatch, StorageError> {
     let complex = |t: &DataType| {
         matches!(
             t,
             DataType::List(_) | DataType::Map(_, _) | DataType::Struct(_)
         )
     };
+    let binary = |t: &DataType| {
+        matches!(
+            t,
+            DataType::Binary | DataType::LargeBinary | DataType::BinaryView
+        )
+    };
     if !batch
         .schema()
         .fields()
         .iter()
-        .any(|f| complex(f.data_type()))
+        .any(|f| complex(f.data_type()) || binary(f.data_type()))
     {
         return Ok(batch.clone());
     }
@@ -364,6 +301,9 @@ fn complex_as_text(batch: &RecordBatch, layout: &TextLayout) -> Result<RecordBat
         if complex(f.data_type()) {
             fields.push(arrow::datatypes::Field::new(f.name(), DataType::Utf8, true));
             columns.push(Arc::new(crate::text::encode_column(c.as_ref(), layout)));
+        } else if binary(f.data_type()) {
+            fields.push(arrow::datatypes::Field::new(f.name(), DataType::Utf8, true));
+            columns.push(Arc::new(crate::text::encode_binary_column(c.as_ref())));
         } else {
             fields.push(f.as_ref().clone());
             columns.push(c.clone());
