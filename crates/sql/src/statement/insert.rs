@@ -188,7 +188,69 @@ impl dyn Scope {
                 ),
             ));
         }
-        Ok(plan)
+        self.as_table_types(plan, table, dynamic)
+    }
+
+    /// The rows converted to the table's column types (the data columns, then the last
+    /// `dynamic` partition keys) as `CAST` converts them, so an INSERT stores what a CAST of
+    /// the same value gives: a number into a TIMESTAMP is milliseconds when it is an integer
+    /// and seconds otherwise, text into an integer is read as Hive reads it, and a value that
+    /// does not convert is NULL. Columns of the table's type, and complex columns (which the
+    /// writers convert themselves), pass as they are.
+    fn as_table_types(
+        &self,
+        plan: LogicalPlan,
+        table: &Table,
+        dynamic: usize,
+    ) -> Result<LogicalPlan, SqlError> {
+        use arrow::datatypes::DataType;
+        use datafusion::execution::FunctionRegistry as _;
+        use datafusion::logical_expr::{Expr, LogicalPlanBuilder, TryCast};
+        let keys = &table.partition_keys;
+        let targets: Vec<&Column> = table
+            .sd
+            .columns
+            .iter()
+            .chain(&keys[keys.len().saturating_sub(dynamic)..])
+            .collect();
+        let fields = plan.schema().fields().clone();
+        let given = plan.schema().columns();
+        let mut changed = false;
+        let mut exprs = Vec::with_capacity(targets.len());
+        for ((field, given), column) in fields.iter().zip(given).zip(targets) {
+            let declared = apiary_storage::native::column_field(column)
+                .map_err(|e| SqlError::semantic(e.to_string()))?;
+            // Under the table's names: a query may give two columns one name (`SELECT d, d`).
+            let value = Expr::Column(given);
+            let (from, to) = (field.data_type(), declared.data_type());
+            if from == to || to.is_nested() {
+                exprs.push(value.alias(&column.name));
+                continue;
+            }
+            changed = true;
+            let value = if to.is_integer()
+                && matches!(
+                    from,
+                    DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View
+                ) {
+                let udf = self
+                    .context()
+                    .udf(crate::functions::HIVE_INTEGER_TEXT)
+                    .map_err(SqlError::from_planning)?;
+                udf.call(vec![value])
+            } else {
+                value
+            };
+            exprs
+                .push(Expr::TryCast(TryCast::new(Box::new(value), to.clone())).alias(&column.name));
+        }
+        if !changed {
+            return Ok(plan);
+        }
+        LogicalPlanBuilder::from(plan)
+            .project(exprs)
+            .and_then(|b| b.build())
+            .map_err(SqlError::from_planning)
     }
 
     pub(super) fn reorder_columns(
