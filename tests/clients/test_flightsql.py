@@ -329,6 +329,55 @@ def test_connection_cap_and_silent_sockets():
         srv.stop()
 
 
+def test_statements_without_rows_can_be_fetched(server, conn):
+    # Generic tools (pandas, BI tools over ADBC) fetch after every statement: DDL, USE and
+    # INSERT through CommandStatementQuery answer an empty result, and run exactly once
+    # whether or not the client fetches.
+    cur = conn.cursor()
+    cur.execute("CREATE DATABASE IF NOT EXISTS fx_fetch_db")
+    assert cur.fetch_arrow_table().num_rows == 0
+    cur.execute("USE fx_fetch_db")
+    assert cur.fetch_arrow_table().num_rows == 0
+    cur.execute("CREATE TABLE src (id INT, name STRING)")
+    assert cur.fetchall() == []
+    cur.execute("INSERT INTO src VALUES (1, 'a'), (2, 'b'), (3, 'c')")
+    assert cur.fetch_arrow_table().num_rows == 0
+    cur.execute("CREATE TABLE t2 STORED AS ORC AS SELECT id, name FROM src WHERE id > 1")
+    table = cur.fetch_arrow_table()
+    assert table.num_rows == 0
+    cur.execute("INSERT INTO src VALUES (4, 'd')")  # not fetched
+    cur.execute("SELECT count(*) FROM src")
+    assert cur.fetchall() == [(4,)]
+    cur.execute("SELECT id, name FROM t2 ORDER BY id")
+    assert cur.fetchall() == [(2, "b"), (3, "c")]
+    # The session's database is the one USE chose: HiveServer2 sees the same tables there.
+    hs2 = clients.pyhive_none(server).cursor()
+    hs2.execute("SELECT count(*) FROM fx_fetch_db.src")
+    assert hs2.fetchall() == [(4,)]
+    # A failed DDL is the execute's error, and nothing is left to fetch.
+    with pytest.raises(Exception) as e:
+        cur.execute("CREATE TABLE t2 (x INT)")
+        cur.fetch_arrow_table()
+    assert "already exists" in str(e.value)
+    cur.execute("USE default")
+    cur.fetch_arrow_table()
+    cur.execute("DROP DATABASE fx_fetch_db CASCADE")
+    assert cur.fetch_arrow_table().num_rows == 0
+
+
+def test_pandas_read_sql_after_ddl(server):
+    import pandas as pd
+    conn = flight.adbc_connect(server)
+    try:
+        frame = pd.read_sql("CREATE TABLE IF NOT EXISTS fx_pandas (a INT)", conn)
+        assert len(frame) == 0
+        pd.read_sql("INSERT INTO fx_pandas VALUES (7)", conn)
+        assert pd.read_sql("SELECT a FROM fx_pandas", conn)["a"].tolist() == [7]
+        pd.read_sql("DROP TABLE fx_pandas", conn)
+    finally:
+        conn.close()
+
+
 def test_command_statement_update_runs_ddl_and_dml(server):
     client, options = flight.flight_client(server)
 

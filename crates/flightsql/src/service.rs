@@ -106,6 +106,12 @@ fn handle_of(bytes: &[u8]) -> Option<Handle> {
     Handle::from_bytes(&bytes[..16], &bytes[16..])
 }
 
+/// The statement handle in the ticket of a statement without a result set: it has run to its
+/// end by the time the client has the ticket, and DoGet answers an empty stream (so clients
+/// that fetch after every statement, as ADBC's DB-API and pandas do, get no rows, not an error).
+/// Unlike an operation's handle (32 bytes), it names nothing that must still exist.
+const NO_ROWS_TICKET: &[u8] = b"apiary:no-rows";
+
 fn unknown_statement() -> Status {
     Status::not_found("Invalid OperationHandle: no such statement in this session")
 }
@@ -195,15 +201,15 @@ impl ApiaryFlightSql {
             .execute_statement(session, sql, &BTreeMap::new(), true, 0)
             .await
             .map_err(|e| status(&e))?;
-        let schema = match op.schema() {
-            Some(s) if op.has_result_set() => flight_schema(s, None),
+        let (schema, handle) = match op.schema() {
+            Some(s) if op.has_result_set() => (flight_schema(s, None), handle_bytes(&op.handle())),
             _ => {
                 self.settle(op.clone()).await?;
-                Arc::new(Schema::empty())
+                (Arc::new(Schema::empty()), NO_ROWS_TICKET.to_vec())
             }
         };
         let ticket = TicketStatementQuery {
-            statement_handle: handle_bytes(&op.handle()).into(),
+            statement_handle: handle.into(),
         };
         let info = FlightInfo::new()
             .try_with_schema(&schema)
@@ -460,6 +466,13 @@ impl arrow_flight::sql::server::FlightSqlService for ApiaryFlightSql {
         request: Request<Ticket>,
     ) -> Result<Response<Stream_<arrow_flight::FlightData>>, Status> {
         let session = self.session(request.metadata())?;
+        if ticket.statement_handle.as_ref() == NO_ROWS_TICKET {
+            let empty = FlightDataEncoderBuilder::new()
+                .with_schema(Arc::new(Schema::empty()))
+                .build(futures::stream::empty())
+                .map_err(flight_err);
+            return Ok(Response::new(Box::pin(empty)));
+        }
         let op = self.operation_of(&session, &ticket.statement_handle)?;
         Ok(Response::new(self.stream(op)))
     }
