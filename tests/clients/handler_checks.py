@@ -3,8 +3,10 @@ reading the server's catalog (through SHOW TABLES, and directly in its SQLite me
 
 import os
 import sqlite3
+import time
 
 import pytest
+from TCLIService import ttypes as T
 
 import clients
 from clients import rows
@@ -48,3 +50,61 @@ def crash_at(point, sql, data=None, env=None):
     finally:
         srv.stop()
     return srv.data
+
+
+# DDL interrupted or failing inside its steps, settled while the server runs: the fail point,
+# its action, the statement, whether the client cancels it, and whether the table exists on
+# both sides at the end.
+SETTLE_CASES = {
+    "drop cancelled in a slow step": ("drop.after_catalog", "sleep(5000)", "drop", True, False),
+    "drop failing after the catalog": ("drop.after_catalog", "error", "drop", False, False),
+    "create cancelled in a slow step": ("create.after_object", "sleep(5000)", "create", True, False),
+    "create failing after the catalog": ("create.after_catalog", "error", "create", False, True),
+}
+
+
+def ddl_settles_without_a_restart(case, create_sql, exists, env=None):
+    """Runs CREATE TABLE t (`create_sql`) or DROP TABLE t on a server whose fail point makes a
+    step slow (the client cancels the DDL there, and the operation stops waiting for it after
+    its settle time) or fail; then, with no restart, the catalog and the handler's system
+    (`exists()`) agree within a few seconds, as SETTLE_CASES says, and the journal is empty."""
+    point, action, which, cancel, expected = SETTLE_CASES[case]
+    srv = Server("--hiveconf", f"apiary.failpoints={point}={action}",
+                 "--hiveconf", "apiary.ddl.settle.timeout=1s",
+                 "--hiveconf", "apiary.ddl.recovery.interval=1s", env=env)
+    try:
+        conn = clients.pyhive_none(srv)
+        cur = conn.cursor()
+        if which == "drop":
+            cur.execute(create_sql)
+            assert exists()
+        sql = create_sql if which == "create" else "DROP TABLE t"
+        if cancel:
+            client, session = conn._client, conn._sessionHandle
+            op = client.ExecuteStatement(T.TExecuteStatementReq(
+                sessionHandle=session, statement=sql, runAsync=True)).operationHandle
+            time.sleep(1.5)
+            st = client.GetOperationStatus(T.TGetOperationStatusReq(operationHandle=op))
+            assert st.operationState == T.TOperationState.RUNNING_STATE, st
+            r = client.CancelOperation(T.TCancelOperationReq(operationHandle=op))
+            assert r.status.statusCode == T.TStatusCode.SUCCESS_STATUS, r.status
+            st = client.GetOperationStatus(T.TGetOperationStatusReq(operationHandle=op))
+            assert st.operationState == T.TOperationState.CANCELED_STATE, st
+        else:
+            with pytest.raises(Exception):
+                cur.execute(sql)
+        deadline = time.time() + 20
+        while True:
+            in_catalog, there = "t" in tables_in_catalog(cur), exists()
+            _, intents = metastore(srv)
+            if (in_catalog == there == expected and intents == 0) or time.time() > deadline:
+                break
+            time.sleep(0.3)
+        assert (in_catalog, there, intents) == (expected, expected, 0), case
+        assert srv.alive()
+        if in_catalog and which == "create":
+            cur.execute("DROP TABLE t")
+            assert not exists()
+        conn.close()
+    finally:
+        srv.stop()

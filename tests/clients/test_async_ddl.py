@@ -13,6 +13,7 @@ from TCLIService import ttypes as T
 import clients
 from test_jdbc_handler import (  # noqa: F401 (pg and maria are fixtures)
     maria, maria_props, maria_tables, metastore, pg, props, remote_tables, rows, tables_in_catalog)
+from conftest import Server
 from test_operations import ENDLESS, execute, state, wait_for
 
 
@@ -102,6 +103,134 @@ def test_blocked_jdbc_create_runs_async_and_ends_undone(server, pg, raw, how):
     assert rows(cur, f"SELECT count(*) FROM {table}") == [(0,)]
     cur.execute(f"DROP TABLE {table}")
     assert remote not in remote_tables(pg)
+
+
+class TableLock:
+    """A psql session holding `LOCK TABLE name IN ACCESS EXCLUSIVE MODE`: every other session's
+    statement on the table (DROP included) waits until this one ends."""
+
+    def __init__(self, pg, name):
+        self.proc = subprocess.Popen(
+            ["psql", "-h", "127.0.0.1", "-p", str(pg.port), "-U", "apiary", "-d", "remote", "-q"],
+            stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, text=True)
+        self.proc.stdin.write(f"BEGIN;\nLOCK TABLE {name} IN ACCESS EXCLUSIVE MODE;\n")
+        self.proc.stdin.flush()
+        deadline = time.time() + 10
+        while time.time() < deadline:
+            held = pg.psql("SELECT count(*) FROM pg_locks l JOIN pg_class c ON c.oid = l.relation "
+                           f"WHERE c.relname = '{name}' AND l.mode = 'AccessExclusiveLock' AND l.granted",
+                           db="remote")
+            if held.strip() != "0":
+                return
+            time.sleep(0.1)
+        raise AssertionError("the lock was not taken")
+
+    def release(self):
+        if self.proc.poll() is None:
+            self.proc.stdin.write("ROLLBACK;\n\\q\n")
+            self.proc.stdin.flush()
+            self.proc.wait(10)
+
+
+def waiting_on(pg, words):
+    """PostgreSQL backends waiting on a lock whose statement holds `words`."""
+    return int(pg.psql("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
+                       f"AND query ILIKE '%{words}%'", db="remote").strip() or 0)
+
+
+def agree_soon(srv, cur, pg, table, remote, limit=30):
+    """Waits until the catalog and PostgreSQL agree on whether the table exists and the journal
+    is empty; returns (in the catalog, in PostgreSQL)."""
+    deadline = time.time() + limit
+    while True:
+        in_catalog = table in tables_in_catalog(cur)
+        in_remote = remote in remote_tables(pg)
+        _, intents = metastore(srv)
+        if (in_catalog == in_remote and intents == 0) or time.time() > deadline:
+            return in_catalog, in_remote, intents
+        time.sleep(0.5)
+
+
+@pytest.mark.parametrize("how", ["cancel", "timeout"])
+@pytest.mark.parametrize("held", ["briefly", "past the settle time"])
+def test_interrupted_jdbc_drop_ends_with_both_catalogs_agreeing(pg, how, held):
+    """A DROP of a managed JDBC table whose remote DROP waits on a table lock, cancelled (or
+    timed out) while it waits: once the lock goes, the catalog and PostgreSQL agree, without a
+    restart, whether the lock is released at once or only after the DDL's time to settle."""
+    srv = Server("--hiveconf", "apiary.ddl.settle.timeout=3s")
+    try:
+        conn = clients.pyhive_none(srv)
+        client, session = conn._client, conn._sessionHandle
+        cur = conn.cursor()
+        table, remote = "dropped", "dropped_remote"
+        cur.execute(ddl(pg, table, remote))
+        assert remote in remote_tables(pg)
+        lock = TableLock(pg, remote)
+        try:
+            resp = execute(client, session, f"DROP TABLE {table}", timeout=3 if how == "timeout" else 0)
+            assert resp.status.statusCode == T.TStatusCode.SUCCESS_STATUS, resp.status
+            op = resp.operationHandle
+            deadline = time.time() + 10
+            while waiting_on(pg, f"DROP TABLE%{remote}") == 0 and time.time() < deadline:
+                time.sleep(0.1)
+            assert waiting_on(pg, f"DROP TABLE%{remote}") == 1, "the remote DROP is not waiting"
+            assert state(client, op).operationState == T.TOperationState.RUNNING_STATE
+            if how == "cancel":
+                r = client.CancelOperation(T.TCancelOperationReq(operationHandle=op))
+                assert r.status.statusCode == T.TStatusCode.SUCCESS_STATUS
+            else:
+                time.sleep(3.5)
+            if held == "past the settle time":
+                time.sleep(5)
+        finally:
+            lock.release()
+        in_catalog, in_remote, intents = agree_soon(srv, cur, pg, table, remote)
+        assert in_catalog == in_remote and intents == 0, (in_catalog, in_remote, intents)
+        # The operation ended, and says how.
+        st = wait_for(client, op, [T.TOperationState.FINISHED_STATE, T.TOperationState.CANCELED_STATE,
+                                   T.TOperationState.TIMEDOUT_STATE])
+        assert srv.alive()
+        if in_catalog:
+            cur.execute(f"DROP TABLE {table}")
+        assert remote not in remote_tables(pg)
+        conn.close()
+    finally:
+        srv.stop()
+
+
+@pytest.mark.parametrize("how", ["cancel", "timeout"])
+def test_interrupted_jdbc_create_whose_undo_waits_ends_with_both_catalogs_agreeing(pg, how):
+    """A CREATE of a managed JDBC table interrupted while its remote CREATE waits, whose undo
+    then has to wait as well (the lock is held past the time to settle): the catalog and
+    PostgreSQL agree once the lock goes, without a restart."""
+    srv = Server("--hiveconf", "apiary.ddl.settle.timeout=2s")
+    table, remote = "made_late", "made_late_remote"
+    try:
+        conn = clients.pyhive_none(srv)
+        client, session = conn._client, conn._sessionHandle
+        cur = conn.cursor()
+        blocker = Blocker(pg, remote)
+        try:
+            resp = execute(client, session, ddl(pg, table, remote), timeout=3 if how == "timeout" else 0)
+            op = resp.operationHandle
+            deadline = time.time() + 10
+            while waiting_backends(pg, remote) == 0 and time.time() < deadline:
+                time.sleep(0.1)
+            assert waiting_backends(pg, remote) == 1
+            if how == "cancel":
+                client.CancelOperation(T.TCancelOperationReq(operationHandle=op))
+            wait_for(client, op, [T.TOperationState.CANCELED_STATE, T.TOperationState.TIMEDOUT_STATE])
+            time.sleep(4)
+        finally:
+            blocker.release()
+        in_catalog, in_remote, intents = agree_soon(srv, cur, pg, table, remote)
+        assert (in_catalog, in_remote, intents) == (False, False, 0)
+        cur.execute(ddl(pg, table, remote))
+        cur.execute(f"DROP TABLE {table}")
+        assert remote not in remote_tables(pg)
+        conn.close()
+    finally:
+        srv.stop()
 
 
 def test_native_ctas_over_a_long_query_is_cancelled(server, raw):

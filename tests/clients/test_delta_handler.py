@@ -15,7 +15,8 @@ from deltalake import DeltaTable, write_deltalake
 
 import clients
 from conftest import Server
-from handler_checks import CREATE_POINTS, DROP_POINTS, crash_at, error_of, metastore, rows, tables_in_catalog
+from handler_checks import (CREATE_POINTS, DROP_POINTS, SETTLE_CASES, crash_at, ddl_settles_without_a_restart,
+                            error_of, metastore, rows, tables_in_catalog)
 
 CLASS = "io.delta.hive.DeltaStorageHandler"
 
@@ -316,6 +317,12 @@ def create_sql(external, path):
 
 def is_delta(path):
     return os.path.isdir(os.path.join(path, "_delta_log"))
+
+
+@pytest.mark.parametrize("case", SETTLE_CASES)
+def test_interrupted_or_failing_ddl_settles_without_a_restart(folder, case):
+    path = os.path.join(folder, "t")
+    ddl_settles_without_a_restart(case, create_sql(False, path), lambda: is_delta(path))
 
 
 @pytest.mark.parametrize("external", [False, True], ids=["managed", "external"])

@@ -20,7 +20,8 @@ from google.cloud.bigtable import column_family
 
 import clients
 from conftest import BigtableEmulator, Server
-from handler_checks import CREATE_POINTS, DROP_POINTS, crash_at, error_of, metastore, rows, tables_in_catalog
+from handler_checks import (CREATE_POINTS, DROP_POINTS, SETTLE_CASES, crash_at, ddl_settles_without_a_restart,
+                            error_of, metastore, rows, tables_in_catalog)
 
 CLASS = "org.apache.hadoop.hive.hbase.HBaseStorageHandler"
 WHERE = "TBLPROPERTIES ('google.bigtable.project.id' = 'p', 'google.bigtable.instance.id' = 'i')"
@@ -452,6 +453,16 @@ def test_joins_across_hbase_delta_jdbc_and_native_tables(cur, bt):
 def create_sql(external):
     return (f"CREATE {'EXTERNAL ' if external else ''}TABLE t (k STRING, v STRING) STORED BY '{CLASS}' "
             "WITH SERDEPROPERTIES ('hbase.columns.mapping' = ':key,cf:v') " + WHERE)
+
+
+@pytest.mark.parametrize("case", SETTLE_CASES)
+def test_interrupted_or_failing_ddl_settles_without_a_restart(emulator, bt, case):
+    try:
+        ddl_settles_without_a_restart(case, create_sql(False), lambda: bt.table("t").exists(),
+                                      env=emulator.env())
+    finally:
+        if bt.table("t").exists():
+            bt.table("t").delete()
 
 
 @pytest.mark.parametrize("external", [False, True], ids=["managed", "external"])

@@ -9,7 +9,8 @@ import sqlite3
 import pytest
 
 import clients
-from handler_checks import CREATE_POINTS, DROP_POINTS, crash_at, error_of, metastore, rows, tables_in_catalog
+from handler_checks import (CREATE_POINTS, DROP_POINTS, SETTLE_CASES, crash_at, ddl_settles_without_a_restart,
+                            error_of, metastore, rows, tables_in_catalog)
 from conftest import MariaDB, Postgres, Server
 
 CLASS = "org.apache.hive.storage.jdbc.JdbcStorageHandler"
@@ -272,6 +273,12 @@ def test_crash_during_drop_leaves_both_sides_consistent(pg, point, external):
         cur.execute("DROP TABLE t")
     finally:
         srv.stop()
+
+
+@pytest.mark.parametrize("case", SETTLE_CASES)
+def test_interrupted_or_failing_ddl_settles_without_a_restart(pg, case):
+    ddl_settles_without_a_restart(case, create_sql(pg, "t", "settled_remote", False),
+                                  lambda: "settled_remote" in remote_tables(pg))
 
 
 def test_failing_hook_leaves_both_sides_as_they_were(pg):

@@ -748,13 +748,14 @@ impl Gateway {
         Ok(op)
     }
 
-    /// Cancels an operation and waits (up to [`apiary_sql::TASK_SETTLE`] and a little) until
-    /// its work has settled, so that when the client hears back a cancelled DDL is undone
-    /// (or, past its commit, finished) and the catalogs agree.
+    /// Cancels an operation and waits (up to its task's settle time and a little) until its
+    /// work has settled, so that when the client hears back a cancelled DDL is undone (or,
+    /// past its commit, finished) and the catalogs agree; a DDL still inside a remote call
+    /// then goes on in the background to its end.
     pub async fn cancel_operation(&self, handle: &Handle) -> Result<(), GatewayError> {
         let op = self.operation(handle)?;
         op.cancel()?;
-        let bound = apiary_sql::TASK_SETTLE + Duration::from_secs(2);
+        let bound = op.settle_time() + Duration::from_secs(2);
         if tokio::time::timeout(bound, op.settled()).await.is_err() {
             tracing::warn!(operation = %handle, "a cancelled operation has not settled yet");
         }

@@ -240,8 +240,10 @@ pub struct Operation {
     /// Interrupts a task's work (a child of `cancel`, so closing interrupts it too). Apart
     /// from `cancel`, so a task that finished despite a cancel can still serve its rows.
     task_interrupt: CancellationToken,
-    /// Set once a task's work has ended.
+    /// Set once a task's work has ended (or its settle time after an interruption has passed).
     settled: watch::Sender<bool>,
+    /// How long an interrupted task's operation waits for it to settle.
+    settle: Mutex<Duration>,
     /// A client asked to cancel a running task: its outcome decides the state (a task that
     /// finished before the interrupt reached it is FINISHED, one that settled is CANCELED).
     cancel_requested: std::sync::atomic::AtomicBool,
@@ -324,6 +326,7 @@ impl Operation {
             cancel,
             task_interrupt,
             settled: watch::channel(false).0,
+            settle: Mutex::new(TASK_SETTLE),
             cancel_requested: Default::default(),
             last_access: Mutex::new(Instant::now()),
             on_end: Mutex::new(None),
@@ -542,12 +545,33 @@ impl Operation {
     }
 
     /// Runs a task to its end. A cancel or the query timeout interrupts it, and it then has
-    /// [`TASK_SETTLE`] to finish or undo what it was doing; past that its work is dropped and
-    /// what it left is start-up recovery's.
+    /// its settle time ([`Task::settle`], [`apiary_sql::TASK_SETTLE`] by default) to finish or
+    /// undo what it was doing. Past that the operation reports the interruption, but the work
+    /// is not dropped: it runs as a task of its own and goes on to its end, so a DDL stuck in a
+    /// remote call (a table lock) still finishes, or is undone, through the intent journal
+    /// once the call returns, and the catalog and the handler's system agree without a
+    /// restart.
     async fn run_task(&self, task: Task) -> Result<Result<(), SqlError>, GatewayError> {
         let interrupt = self.task_interrupt.child_token();
         let notes = task.notes();
-        let work = AssertUnwindSafe(task.run(interrupt.clone())).catch_unwind();
+        let settle = task.settle();
+        *self.settle.lock() = settle;
+        let query = self.query_id.clone();
+        let token = interrupt.clone();
+        let work = tokio::spawn(async move {
+            let r = AssertUnwindSafe(task.run(token.clone()))
+                .catch_unwind()
+                .await;
+            if token.is_cancelled() {
+                tracing::info!(%query, "an interrupted task has settled");
+            }
+            r
+        });
+        let work = work.map(|joined| match joined {
+            Ok(r) => r,
+            // The work is never aborted, and its panics are caught inside it.
+            Err(e) => Err(Box::new(e.to_string()) as Box<dyn std::any::Any + Send>),
+        });
         tokio::pin!(work);
         let deadline = async {
             match self.timeout {
@@ -564,10 +588,11 @@ impl Operation {
             Some(r) => r,
             None => {
                 interrupt.cancel();
-                match tokio::time::timeout(TASK_SETTLE, &mut work).await {
+                match tokio::time::timeout(settle, &mut work).await {
                     Ok(r) => r,
                     Err(_) => {
-                        tracing::warn!(query = %self.query_id, "an interrupted task did not settle in time; its work is dropped");
+                        tracing::warn!(query = %self.query_id, "an interrupted task did not settle in time; it goes on in the background, and its DDL ends finished or undone through the intent journal");
+                        self.log("WARN", "The statement did not settle in time after the interruption; it goes on in the background, and its DDL ends finished or undone");
                         Ok(Err(SqlError::Cancelled))
                     }
                 }
@@ -579,8 +604,13 @@ impl Operation {
         r.map_err(|panic| panic_error(panic.as_ref()))
     }
 
-    /// Waits until the operation's work has ended (a cancelled task has settled); at once for
-    /// queries, whose work stops when cancelled.
+    /// How long the operation waits for its interrupted task to settle.
+    pub fn settle_time(&self) -> Duration {
+        *self.settle.lock()
+    }
+
+    /// Waits until the operation's work has ended (a cancelled task has settled, or its settle
+    /// time has passed); at once for queries, whose work stops when cancelled.
     pub async fn settled(&self) {
         if !matches!(self.source, ResultSource::Task(..)) {
             return;

@@ -124,6 +124,8 @@ pub(crate) async fn create(
     let op = OpTag {
         id: intent.id.clone(),
     };
+    // Until this DDL ends, the journal's sweep leaves its intent to it.
+    let _running = Running::start(&intent.id);
     metastore.record_intent(&intent).await?;
     failpoint("create.after_intent").await?;
     let hook = handler.meta_hook();
@@ -207,6 +209,7 @@ pub(crate) async fn drop(
     check_interrupt(interrupt)?;
     let delete_data = table.table_type == apiary_metastore::TableType::Managed;
     let intent = new_intent(owner, IntentKind::DropTable, table, delete_data);
+    let _running = Running::start(&intent.id);
     metastore.record_intent(&intent).await?;
     failpoint("drop.after_intent").await?;
     let hook = handler.meta_hook();
@@ -279,51 +282,116 @@ pub(crate) async fn check_alter(
     Ok(())
 }
 
-/// Finishes or undoes the DDL this server (`owner`) had under way when it stopped. An intent
-/// that cannot be settled now (its system unreachable) stays for the next start.
-pub async fn recover(metastore: &dyn Metastore, handlers: &Registry, owner: &str) {
-    let intents = match metastore.unfinished_intents(owner).await {
-        Ok(i) => i,
+/// The intents whose DDL runs in this process now: recovery and the journal's sweep leave
+/// them to it.
+static RUNNING: std::sync::LazyLock<parking_lot::Mutex<std::collections::HashSet<String>>> =
+    std::sync::LazyLock::new(Default::default);
+
+/// An intent marked as running in this process until dropped.
+struct Running(String);
+
+impl Running {
+    /// Marks intent `id` as running here, unless it already is.
+    fn start(id: &str) -> Option<Self> {
+        RUNNING
+            .lock()
+            .insert(id.to_string())
+            .then(|| Self(id.to_string()))
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        RUNNING.lock().remove(&self.0);
+    }
+}
+
+/// This server's unfinished intents that no DDL of this process is running.
+async fn unsettled(metastore: &dyn Metastore, owner: &str) -> Vec<(Intent, Running)> {
+    match metastore.unfinished_intents(owner).await {
+        Ok(intents) => intents
+            .into_iter()
+            .filter_map(|i| Running::start(&i.id).map(|r| (i, r)))
+            .collect(),
         Err(e) => {
             tracing::warn!(error = %e, "cannot read the intent journal");
+            Vec::new()
+        }
+    }
+}
+
+/// Finishes or undoes the DDL this server (`owner`) had under way when it stopped. An intent
+/// that cannot be settled now (its system unreachable) stays for the journal's sweep
+/// ([`sweep`]) or the next start.
+pub async fn recover(metastore: &dyn Metastore, handlers: &Registry, owner: &str) {
+    for (intent, _running) in unsettled(metastore, owner).await {
+        settle_intent(metastore, handlers, intent).await;
+    }
+}
+
+/// While `stop` is not cancelled, every `every` settles this server's unfinished intents that
+/// no DDL of this process is running: those whose DDL failed to finish or undo what it
+/// started (a remote call that failed, a hook that could not be run) and those it left when
+/// its work ended early. Each is settled in a task of its own, so one whose system does not
+/// answer holds up no other.
+pub fn sweep(
+    metastore: Arc<dyn Metastore>,
+    handlers: Arc<Registry>,
+    owner: String,
+    every: std::time::Duration,
+    stop: CancellationToken,
+) {
+    tokio::spawn(async move {
+        loop {
+            tokio::select! {
+                _ = stop.cancelled() => return,
+                _ = tokio::time::sleep(every) => {}
+            }
+            for (intent, running) in unsettled(metastore.as_ref(), &owner).await {
+                let (metastore, handlers) = (metastore.clone(), handlers.clone());
+                tokio::spawn(async move {
+                    let _running = running;
+                    settle_intent(metastore.as_ref(), &handlers, intent).await;
+                });
+            }
+        }
+    });
+}
+
+/// Finishes (Committed) or undoes (Pending, Aborting) one unfinished intent; one that cannot be
+/// settled now stays in the journal.
+async fn settle_intent(metastore: &dyn Metastore, handlers: &Registry, mut intent: Intent) {
+    let table = intent.table.qualified_name();
+    let handler = match handler_of(handlers, &intent.table) {
+        Ok(Some(h)) => h,
+        _ => {
+            tracing::warn!(intent = %intent.id, %table, "no handler for an unfinished intent; left in the journal");
             return;
         }
     };
-    for intent in intents {
-        let table = &intent.table;
-        let handler = match handler_of(handlers, table) {
-            Ok(Some(h)) => h,
-            _ => {
-                tracing::warn!(intent = %intent.id, table = %table.qualified_name(), "no handler for an unfinished intent; left in the journal");
-                continue;
-            }
-        };
-        let op = OpTag {
-            id: intent.id.clone(),
-        };
-        let mut intent = intent.clone();
-        if intent.state == IntentState::Pending {
-            // Undo only what can no longer commit.
-            match metastore.abort_intent(&intent.id).await {
-                Ok(true) => intent.state = IntentState::Aborting,
-                Ok(false) => continue,
-                Err(e) => {
-                    tracing::warn!(error = %e, "cannot settle an intent now");
-                    continue;
-                }
+    let op = OpTag {
+        id: intent.id.clone(),
+    };
+    if intent.state == IntentState::Pending {
+        // Undo only what can no longer commit.
+        match metastore.abort_intent(&intent.id).await {
+            Ok(true) => intent.state = IntentState::Aborting,
+            Ok(false) => return,
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot settle an intent now");
+                return;
             }
         }
-        let settled = settle(handler.meta_hook(), &intent, &op).await;
-        match settled {
-            Ok(what) => {
-                tracing::info!(intent = %intent.id, table = %table.qualified_name(), kind = ?intent.kind, state = ?intent.state, what, "recovered an interrupted DDL");
-                if let Err(e) = metastore.finish_intent(&intent.id).await {
-                    tracing::warn!(error = %e, "cannot remove a recovered intent");
-                }
+    }
+    match settle(handler.meta_hook(), &intent, &op).await {
+        Ok(what) => {
+            tracing::info!(intent = %intent.id, %table, kind = ?intent.kind, state = ?intent.state, what, "recovered an interrupted DDL");
+            if let Err(e) = metastore.finish_intent(&intent.id).await {
+                tracing::warn!(error = %e, "cannot remove a recovered intent");
             }
-            Err(e) => {
-                tracing::warn!(intent = %intent.id, table = %table.qualified_name(), error = %e, "cannot recover an interrupted DDL now; left in the journal")
-            }
+        }
+        Err(e) => {
+            tracing::warn!(intent = %intent.id, %table, error = %e, "cannot recover an interrupted DDL now; left in the journal")
         }
     }
 }

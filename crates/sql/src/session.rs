@@ -44,6 +44,11 @@ pub const DEFAULT_MAX_NESTING: usize = 2500;
 /// tree that deep, and a bounded one is dropped and visited safely.
 const OPERATORS_PER_LEVEL: usize = 50;
 
+/// The key of how often the intent journal is swept for DDL left unsettled.
+pub const SWEEP_KEY: &str = "apiary.ddl.recovery.interval";
+/// Its default.
+const DEFAULT_SWEEP: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// Shared state of the SQL layer: the catalog and the execution runtime.
 #[derive(Debug)]
 pub struct Engine {
@@ -59,6 +64,8 @@ pub struct Engine {
     defaults: BTreeMap<String, String>,
     policy: Arc<Policy>,
     batch_size: usize,
+    /// Stops the intent journal's sweep when the engine goes.
+    _sweep: tokio_util::sync::DropGuard,
 }
 
 /// How a session starts: user, database and the configuration a client sent in OpenSession.
@@ -114,7 +121,8 @@ impl EngineOptions {
 
 /// DataFusion's runtime for the options: a memory pool (fair: the operators that can spill
 /// share the pool evenly, so each spills a part of it at a time and the copy a spill makes
-/// stays small; the others take what is left as they ask) and a disk manager for spill files
+/// stays small; the others take what is left as they ask; and room kept for an operator's
+/// next growth, see [`crate::memory`]) and a disk manager for spill files
 /// in a folder of this server's own, emptied at start (what is there was left by a crash).
 fn runtime(options: &EngineOptions) -> Result<Arc<RuntimeEnv>, SqlError> {
     use datafusion::execution::disk_manager::{DiskManagerBuilder, DiskManagerMode};
@@ -122,9 +130,9 @@ fn runtime(options: &EngineOptions) -> Result<Arc<RuntimeEnv>, SqlError> {
     let mut builder = RuntimeEnvBuilder::new();
     if let Some(bytes) = options.memory_pool_bytes {
         let top = std::num::NonZeroUsize::new(3).unwrap_or(std::num::NonZeroUsize::MIN);
-        builder = builder.with_memory_pool(Arc::new(TrackConsumersPool::new(
-            FairSpillPool::new(bytes),
-            top,
+        builder = builder.with_memory_pool(Arc::new(crate::memory::HeadroomPool::new(
+            TrackConsumersPool::new(FairSpillPool::new(bytes), top),
+            bytes,
         )));
     }
     let disk = match &options.spill_dir {
@@ -214,6 +222,21 @@ impl Engine {
         ));
         catalog.refresh().await?;
         catalogs.register_catalog(CATALOG.to_string(), catalog.clone());
+        // DDL that could not finish or undo what it started is settled while the server runs,
+        // not only at its next start.
+        let sweep = tokio_util::sync::CancellationToken::new();
+        let every = defaults
+            .get(SWEEP_KEY)
+            .and_then(|v| crate::task::parse_seconds(v))
+            .filter(|d| !d.is_zero())
+            .unwrap_or(DEFAULT_SWEEP);
+        crate::nonnative::sweep(
+            metastore.clone(),
+            handlers.clone(),
+            owner.clone(),
+            every,
+            sweep.clone(),
+        );
         Ok(Self {
             handlers,
             owner,
@@ -231,6 +254,7 @@ impl Engine {
                 .collect(),
             policy,
             batch_size: 8192,
+            _sweep: sweep.drop_guard(),
         })
     }
 
@@ -645,7 +669,18 @@ impl SqlSession {
                 }
             })
         });
-        Ok(Prepared::Task(task.with_output(output)))
+        Ok(Prepared::Task(
+            task.with_output(output).with_settle(self.settle_time()),
+        ))
+    }
+
+    /// How long the operation of an interrupted DDL waits for it to settle (a server setting,
+    /// [`crate::task::SETTLE_KEY`]).
+    fn settle_time(&self) -> std::time::Duration {
+        self.defaults
+            .get(crate::task::SETTLE_KEY)
+            .and_then(|v| crate::task::parse_seconds(v))
+            .unwrap_or(crate::task::TASK_SETTLE)
     }
 
     /// Who this session's statements run as, under SQL-standard authorization.

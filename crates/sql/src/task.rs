@@ -9,10 +9,13 @@ use tokio_util::sync::CancellationToken;
 
 use crate::error::SqlError;
 
-/// How long a cancelled or timed-out task may take to settle (finish or undo what it was
-/// doing, a remote call it was inside included) before its work is dropped and what it left is
-/// start-up recovery's.
+/// How long, by default, the operation of a cancelled or timed-out task waits for it to
+/// settle (finish or undo what it was doing, a remote call it was inside included) before it
+/// reports the interruption; the work itself goes on to its end (`apiary.ddl.settle.timeout`).
 pub const TASK_SETTLE: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// The key of the time an interrupted DDL has to settle before its operation stops waiting.
+pub const SETTLE_KEY: &str = "apiary.ddl.settle.timeout";
 
 type TaskWork = Box<
     dyn FnOnce(
@@ -32,6 +35,7 @@ pub struct Task {
     work: TaskWork,
     notes: Arc<parking_lot::Mutex<Vec<String>>>,
     output: Option<TaskOutput>,
+    settle: std::time::Duration,
 }
 
 /// The result set of a task that has one (MSCK's lines): its schema is known when the
@@ -109,7 +113,21 @@ impl Task {
             work: Box::new(work),
             output: None,
             notes,
+            settle: TASK_SETTLE,
         }
+    }
+
+    /// The task with `settle` as the time its operation waits for it to settle once
+    /// interrupted.
+    pub(crate) fn with_settle(mut self, settle: std::time::Duration) -> Self {
+        self.settle = settle;
+        self
+    }
+
+    /// How long its operation waits for it to settle once interrupted; past that the operation
+    /// reports the interruption and the work goes on in the background to its end.
+    pub fn settle(&self) -> std::time::Duration {
+        self.settle
     }
 
     /// The task with a result set, which its work fills.
@@ -155,5 +173,39 @@ where
             format!("org.apache.hadoop.hive.ql.exec.MoveTask. file task failed: {e}"),
             e,
         )),
+    }
+}
+
+/// A duration as the server's keys write it: a number of seconds, or a number with `ms`, `s`,
+/// `m` or `h`.
+pub(crate) fn parse_seconds(v: &str) -> Option<std::time::Duration> {
+    let v = v.trim().to_ascii_lowercase();
+    let split = v.find(|c: char| !c.is_ascii_digit()).unwrap_or(v.len());
+    let (n, unit) = v.split_at(split);
+    let n: u64 = n.parse().ok()?;
+    let ms = match unit.trim() {
+        "ms" => n,
+        "" | "s" => n.checked_mul(1000)?,
+        "m" => n.checked_mul(60_000)?,
+        "h" => n.checked_mul(3_600_000)?,
+        _ => return None,
+    };
+    Some(std::time::Duration::from_millis(ms))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    #[test]
+    fn durations_of_the_server_keys() {
+        assert_eq!(super::parse_seconds("30"), Some(Duration::from_secs(30)));
+        assert_eq!(super::parse_seconds("3s"), Some(Duration::from_secs(3)));
+        assert_eq!(
+            super::parse_seconds("500ms"),
+            Some(Duration::from_millis(500))
+        );
+        assert_eq!(super::parse_seconds(" 2m "), Some(Duration::from_secs(120)));
+        assert_eq!(super::parse_seconds("soon"), None);
     }
 }
