@@ -17,15 +17,16 @@ BIN = os.environ.get("APIARY_BIN", "")
 class Server:
     """An `apiary serve` process on free ports; stops itself when the test session ends."""
 
-    def __init__(self, *extra, data=None, env=None):
+    def __init__(self, *extra, data=None, env=None, wrapper=()):
         """Starts a server; `data` reuses the folder of an earlier server (a restart), `env`
-        replaces the environment it runs in."""
+        replaces the environment it runs in, `wrapper` is a command it runs under (such as
+        `prlimit --as=N --`, which leaves the same process)."""
         if not BIN or not os.path.exists(BIN):
             raise RuntimeError("APIARY_BIN must name the built apiary binary")
         self.data = data or tempfile.mkdtemp(prefix="apiary-test-")
         self.log_path = os.path.join(self.data, "server.log")
         self.log = open(self.log_path, "a")
-        args = [BIN, "serve", "--data-dir", os.path.join(self.data, "d"), "--port", "0", "--http-port", "0",
+        args = [*wrapper, BIN, "serve", "--data-dir", os.path.join(self.data, "d"), "--port", "0", "--http-port", "0",
                 "--flightsql-port", "0", *extra]
         self.proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=self.log, text=True, env=env)
         self.binary_port = None

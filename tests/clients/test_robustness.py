@@ -3,6 +3,7 @@ one test per case of the robustness issue, each through a real client (PyHive ov
 or HTTP transport, or a raw socket where the case is about bytes on the wire)."""
 
 import os
+import re
 import shutil
 import socket
 import sqlite3
@@ -283,6 +284,58 @@ def test_per_user_session_quota_over_http_leaves_others_in():
         s.stop()
 
 
+def open_raw_http_session(s, user):
+    """OpenSession over the HTTP transport with Thrift's own client, never closed: a client
+    that goes away leaving its session. Returns the response's status."""
+    import base64
+    from thrift.protocol import TBinaryProtocol
+    from thrift.transport import THttpClient
+    from TCLIService import TCLIService, ttypes
+    transport = THttpClient.THttpClient(f"http://127.0.0.1:{s.http_port}/cliservice")
+    token = base64.b64encode(f"{user}:x".encode()).decode()
+    transport.setCustomHeaders({"Authorization": "Basic " + token})
+    client = TCLIService.Client(TBinaryProtocol.TBinaryProtocol(transport))
+    resp = client.OpenSession(ttypes.TOpenSessionReq(
+        client_protocol=ttypes.TProtocolVersion.HIVE_CLI_SERVICE_PROTOCOL_V10, username=user))
+    return resp.status
+
+
+def test_one_user_cannot_take_every_session_by_default():
+    # Only the global cap is set: the per-user limit is derived from it (a tenth: 4 of 40).
+    s = Server("--hiveconf", "apiary.max.sessions=40")
+    try:
+        statuses = [open_raw_http_session(s, "hog") for _ in range(40)]
+        opened = [st for st in statuses if st.statusCode == 0]
+        refused = [st for st in statuses if st.statusCode != 0]
+        assert len(opened) == 4, [st.errorMessage for st in refused][:1]
+        assert all("Connection limit per user reached (user: hog limit: 4)" in st.errorMessage
+                   for st in refused), refused[0].errorMessage
+        # Everyone else still gets in, over both transports.
+        still_serves(s)
+        other = [open_raw_http_session(s, f"user{i}") for i in range(30)]
+        assert all(st.statusCode == 0 for st in other), other[0].errorMessage
+        assert "lets one user hold all" not in s.server_log()
+    finally:
+        s.stop()
+
+
+def test_a_per_user_limit_that_lets_one_user_take_all_is_warned_about():
+    for value in ["0", "40", "100"]:
+        s = Server("--hiveconf", "apiary.max.sessions=40",
+                   "--hiveconf", f"hive.server2.limit.connections.per.user={value}")
+        try:
+            log = s.server_log()
+            assert (f"hive.server2.limit.connections.per.user={value} lets one user hold all "
+                    "apiary.max.sessions=40 sessions") in log, log[-2000:]
+        finally:
+            s.stop()
+    import subprocess
+    keys = subprocess.run([os.environ["APIARY_BIN"], "keys"], capture_output=True, text=True,
+                          check=True).stdout
+    line = next(l for l in keys.splitlines() if l.startswith("hive.server2.limit.connections.per.user "))
+    assert "a tenth of apiary.max.sessions" in line, line
+
+
 def test_per_address_session_quota():
     s = Server("--hiveconf", "hive.server2.limit.connections.per.ipaddress=2")
     try:
@@ -455,6 +508,40 @@ def test_a_query_bigger_than_the_memory_pool_spills_or_fails_cleanly():
         # docs/operations.md documents the overhead above the pool: up to 512 MiB.
         assert peak_mib < pool_mib + 512, f"peak RSS {peak_mib:.0f} MiB"
         assert s.alive()
+        still_serves(s)
+    finally:
+        s.stop()
+
+
+def test_under_an_address_space_limit_a_big_group_by_leaves_the_server_up():
+    """`ulimit -v` (RLIMIT_AS) sizes the default pool with the machine's and the cgroup's
+    memory, minus the server's own threads and stacks, and the pool keeps room for a hash
+    table's growth: a GROUP BY over more distinct keys than fit spills or fails with
+    "Resources exhausted", and the server goes on serving everyone."""
+    limit_mib = 3072
+    s = Server(wrapper=["prlimit", f"--as={limit_mib << 20}", "--"])
+    try:
+        with open(f"/proc/{s.proc.pid}/limits") as f:
+            assert any(l.startswith("Max address space") and str(limit_mib << 20) in l for l in f)
+        log = s.server_log()
+        pool = re.search(r"memory_pool=Some\((\d+)\)", log)
+        assert pool, log[-2000:]
+        pool_mib = int(pool.group(1)) >> 20
+        assert 16 <= pool_mib < limit_mib // 2, pool_mib
+        cur = cursor(s)
+        # 60M distinct keys: a hash table of 2^27 buckets (2.2 GB) alone, more than the limit.
+        n = 60_000_000
+        try:
+            cur.execute(f"SELECT count(*), sum(c) FROM (SELECT (id * 7919) % {n} AS k, count(*) AS c "
+                        f"FROM range({n}) t(id) GROUP BY 1) g")
+            assert cur.fetchall() == [(n, n)]
+            outcome = "spilled"
+        except Exception as e:  # a clean failure is allowed; a dead server is not
+            assert "Resources exhausted" in str(e) or "resources exhausted" in str(e).lower(), str(e)
+            outcome = "failed cleanly"
+        print(f"memory: {n:,} groups under ulimit -v {limit_mib} MiB with the default pool "
+              f"({pool_mib} MiB) {outcome}")
+        assert s.alive(), s.server_log()[-3000:]
         still_serves(s)
     finally:
         s.stop()

@@ -302,8 +302,8 @@ pub const KEYS: &[(&str, &str, &str)] = &[
     ("apiary.max.sessions", "1000", "most sessions open at once"),
     (
         "hive.server2.limit.connections.per.user",
-        "100",
-        "most sessions one user may hold (0: no limit; Hive's default is 0, Apiary keeps one user below apiary.max.sessions)",
+        "",
+        "most sessions one user may hold (0: no limit, as Hive's default; unset: a tenth of apiary.max.sessions, rounded up, and always fewer than it when it is 2 or more, so one user cannot take every session: 100 of the default 1000)",
     ),
     (
         "hive.server2.limit.connections.per.ipaddress",
@@ -386,9 +386,24 @@ pub const KEYS: &[(&str, &str, &str)] = &[
         "deepest nesting of expressions and subqueries a statement may have (deeper ones are refused before planning)",
     ),
     (
+        "apiary.ddl.settle.timeout",
+        "30s",
+        "how long a cancelled or timed-out DDL's operation waits for it to finish or undo what it started (a remote call it is inside included) before it reports the interruption; the DDL goes on in the background to its end either way",
+    ),
+    (
+        "apiary.ddl.recovery.interval",
+        "10s",
+        "how often the server settles its own DDL left unfinished in the intent journal (a remote call that failed during an undo, a commit hook that could not run), without waiting for a restart",
+    ),
+    (
+        "apiary.log.format",
+        "text",
+        "the server log's form on standard error: text (coloured only on a terminal, and never with NO_COLOR set) or json (one JSON object a line, for log shippers)",
+    ),
+    (
         "apiary.memory.pool.size",
         "50%",
-        "memory all running queries may hold together, as a size (512m, 4g) or a share of the machine's or cgroup's memory (50%); a query needing more spills to disk or fails with \"Resources exhausted\"; 0 means no limit",
+        "memory all running queries may hold together, as a size (512m, 4g) or a share (50%) of the smallest of the machine's memory, the cgroup's limit and what the address-space limit (ulimit -v) leaves once the server's threads, stacks and allocator arenas are set aside; one operator may grow only while as much as it holds stays free for its next growth; a query needing more spills to disk or fails with \"Resources exhausted\"; 0 means no limit",
     ),
     (
         "apiary.spill.dir",
@@ -896,17 +911,38 @@ impl ServerConfig {
             .get("apiary.memory.pool.size")
             .trim()
             .to_ascii_lowercase();
+        let available = available_memory();
         let memory_pool_bytes = match pool.as_str() {
             "" | "0" | "unlimited" => None,
-            p => Some(
-                parse_size(p, available_memory())
-                    .filter(|n| *n > 0)
+            p => {
+                let bytes = parse_size(p, available)
+                    .filter(|n| *n > 0 || p.ends_with('%'))
                     .ok_or_else(|| ConfigError::Value {
                         key: "apiary.memory.pool.size".into(),
                         value: p.into(),
                         expected: "a size (512m, 4g) or a share (50%)",
-                    })?,
-            ),
+                    })?;
+                // A share too small to run queries in: say why, rather than fail every query.
+                if p.ends_with('%') && bytes < MIN_POOL {
+                    return Err(ConfigError::Invalid {
+                        key: "apiary.memory.pool.size".into(),
+                        reason: format!(
+                            "{p} is {} MiB; queries need at least {} MiB (the memory this process may use is {} MiB: the smallest of the machine's, the cgroup's and what the address-space limit, ulimit -v, leaves once the server's threads and stacks are set aside)",
+                            bytes >> 20,
+                            MIN_POOL >> 20,
+                            available >> 20
+                        ),
+                    });
+                }
+                if bytes > available {
+                    tracing::warn!(
+                        "apiary.memory.pool.size={p} ({} MiB) is more than the memory this process may use ({} MiB: the smallest of the machine's, the cgroup's and what the address-space limit leaves); a query's allocation may fail and abort the server",
+                        bytes >> 20,
+                        available >> 20
+                    );
+                }
+                Some(bytes)
+            }
         };
         let spill_dir = match self.get("apiary.spill.dir").trim() {
             "" => Some(self.data_dir.join("spill")),
@@ -1066,13 +1102,46 @@ impl ServerConfig {
         })
     }
 
+    /// The server log's form (`apiary.log.format`).
+    pub fn log_format(&self) -> Result<LogFormat, ConfigError> {
+        let v = self.get("apiary.log.format");
+        match v.trim().to_ascii_lowercase().as_str() {
+            "text" | "" => Ok(LogFormat::Text),
+            "json" => Ok(LogFormat::Json),
+            _ => Err(ConfigError::Value {
+                key: "apiary.log.format".into(),
+                value: v.into(),
+                expected: "text or json",
+            }),
+        }
+    }
+
+    /// Most sessions one user may hold: `hive.server2.limit.connections.per.user` when set
+    /// (0 is no limit), else derived from `apiary.max.sessions` by [`derived_sessions_per_user`].
+    /// A setting that lets one user take every session is kept, with a warning.
+    fn sessions_per_user(&self) -> Result<usize, ConfigError> {
+        let key = "hive.server2.limit.connections.per.user";
+        let max: usize = self.number("apiary.max.sessions")?;
+        if self.get(key).trim().is_empty() {
+            return Ok(derived_sessions_per_user(max));
+        }
+        let per_user: usize = self.number(key)?;
+        if max > 1 && (per_user == 0 || per_user >= max) {
+            tracing::warn!(
+                "{key}={per_user} lets one user hold all apiary.max.sessions={max} sessions and lock every other user out; set it below {max} (or leave it unset: {})",
+                derived_sessions_per_user(max)
+            );
+        }
+        Ok(per_user)
+    }
+
     /// Settings of the gateway.
     pub fn gateway(&self) -> Result<GatewayConfig, ConfigError> {
         Ok(GatewayConfig {
             session_idle_timeout: self.duration("hive.server2.idle.session.timeout", "ms")?,
             operation_idle_timeout: self.duration("hive.server2.idle.operation.timeout", "ms")?,
             max_sessions: self.number("apiary.max.sessions")?,
-            sessions_per_user: self.number("hive.server2.limit.connections.per.user")?,
+            sessions_per_user: self.sessions_per_user()?,
             sessions_per_address: self.number("hive.server2.limit.connections.per.ipaddress")?,
             sessions_per_user_address: self
                 .number("hive.server2.limit.connections.per.user.ipaddress")?,
@@ -1180,6 +1249,29 @@ impl ServerConfig {
     }
 }
 
+/// The per-user session limit when `hive.server2.limit.connections.per.user` is unset: a tenth
+/// of the global cap, rounded up, and below the cap whenever the cap leaves room for two users.
+pub fn derived_sessions_per_user(max_sessions: usize) -> usize {
+    let tenth = max_sessions.div_ceil(10).max(1);
+    if max_sessions >= 2 {
+        tenth.min(max_sessions - 1)
+    } else {
+        tenth
+    }
+}
+
+/// The server log's form.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LogFormat {
+    /// Human-readable lines.
+    Text,
+    /// One JSON object a line.
+    Json,
+}
+
+/// The smallest memory pool a share (`50%`) may come to.
+const MIN_POOL: usize = 16 << 20;
+
 /// Parses a size: bytes, or a number with k, m, g or t (powers of 1024, an optional trailing
 /// `b`), or a percentage of `whole`.
 pub fn parse_size(v: &str, whole: usize) -> Option<usize> {
@@ -1206,9 +1298,70 @@ pub fn parse_size(v: &str, whole: usize) -> Option<usize> {
     n.checked_mul(1usize << shift)
 }
 
-/// The memory this process may use: the machine's, or its cgroup's limit if lower (cgroup v2
-/// `memory.max`, v1 `memory.limit_in_bytes`).
+/// Stack size of the runtime's worker and blocking threads.
+pub const WORKER_STACK: usize = 64 << 20;
+
+/// The glibc allocator's reservation of address space for each of its arenas (64 MiB on
+/// 64-bit machines), and how many arenas it keeps per core at most.
+const MALLOC_ARENA: usize = 64 << 20;
+const MALLOC_ARENAS_PER_CORE: usize = 8;
+
+/// This process's address-space limit (`ulimit -v`, RLIMIT_AS; the soft limit), if one is
+/// set.
+pub fn address_space_limit() -> Option<usize> {
+    let limits = std::fs::read_to_string("/proc/self/limits").ok()?;
+    let line = limits
+        .lines()
+        .find_map(|l| l.strip_prefix("Max address space"))?;
+    // "unlimited" does not parse.
+    line.split_whitespace().next()?.parse().ok()
+}
+
+/// Blocking threads the runtime may start: tokio's default (512), or under an address-space
+/// limit as many as a quarter of it holds at [`WORKER_STACK`] each (at least 4), so that
+/// thread stacks cannot take the room queries need.
+pub fn max_blocking_threads() -> usize {
+    match address_space_limit() {
+        None => 512,
+        Some(limit) => (limit / 4 / WORKER_STACK).clamp(4, 512),
+    }
+}
+
+/// The address space this process has mapped now (`VmSize`).
+fn mapped_now() -> usize {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("VmSize:"))
+                .and_then(|v| v.split_whitespace().next())
+                .and_then(|kb| kb.parse::<usize>().ok())
+        })
+        .map(|kb| kb.saturating_mul(1024))
+        .unwrap_or(0)
+}
+
+/// The memory this process may use: the smallest of the machine's, its cgroup's limit (cgroup
+/// v2 `memory.max`, v1 `memory.limit_in_bytes`) and, under an address-space limit
+/// (`ulimit -v`), what that limit leaves once the server's own needs are set aside: what it
+/// has mapped already (code, libraries, the threads started so far), a stack for every
+/// thread the runtime may still start, and the allocator's arenas.
 pub fn available_memory() -> usize {
+    let limit = machine_or_cgroup_memory();
+    match address_space_limit() {
+        None => limit,
+        Some(space) => {
+            let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+            let reserve = mapped_now()
+                .saturating_add(max_blocking_threads().saturating_mul(WORKER_STACK))
+                .saturating_add(cores * MALLOC_ARENAS_PER_CORE * MALLOC_ARENA);
+            limit.min(space.saturating_sub(reserve))
+        }
+    }
+}
+
+/// The machine's memory, or its cgroup's limit if lower.
+fn machine_or_cgroup_memory() -> usize {
     let total = std::fs::read_to_string("/proc/meminfo")
         .ok()
         .and_then(|m| {

@@ -14,10 +14,7 @@ use std::io::Write as _;
 
 use clap::{Parser, Subcommand};
 
-use crate::config::{ServerConfig, KEYS};
-
-/// Stack size of the runtime's worker and blocking threads.
-const WORKER_STACK: usize = 64 << 20;
+use crate::config::{ServerConfig, KEYS, WORKER_STACK};
 
 #[derive(Parser)]
 #[command(
@@ -109,16 +106,11 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         Command::Serve(args) => {
-            tracing_subscriber::fmt()
-                .with_env_filter(
-                    tracing_subscriber::EnvFilter::try_from_default_env()
-                        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
-                )
-                .with_writer(std::io::stderr)
-                .init();
             // The configuration, and the Kerberos keys, are read before the runtime's threads
-            // start: the keytab is named to Kerberos through the environment.
+            // start: the keytab is named to Kerberos through the environment. The log's form
+            // is the configuration's, so it starts once that is read.
             let loaded = load_config(&args).and_then(|config| {
+                init_logging(config.log_format()?);
                 let kerberos = config.kerberos()?;
                 Ok((config, kerberos))
             });
@@ -135,6 +127,9 @@ fn main() -> ExitCode {
                 // apiary.sql.max.nesting.depth, 16 MiB leaves a wide margin (measured: a chain
                 // of 2,000 additions plans and runs, 4,000 overflows).
                 .thread_stack_size(WORKER_STACK)
+                // Under `ulimit -v`, fewer blocking threads, so their stacks leave the
+                // address space to queries.
+                .max_blocking_threads(config::max_blocking_threads())
                 .build()
             {
                 Ok(r) => r,
@@ -150,6 +145,31 @@ fn main() -> ExitCode {
                     ExitCode::FAILURE
                 }
             }
+        }
+    }
+}
+
+/// Starts the server log on standard error: `RUST_LOG`'s filter (default `info`), as text
+/// coloured only when standard error is a terminal and `NO_COLOR` is unset or empty, or as
+/// one JSON object a line.
+fn init_logging(format: config::LogFormat) {
+    use std::io::IsTerminal as _;
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
+    match format {
+        config::LogFormat::Json => builder
+            .json()
+            .flatten_event(true)
+            .with_current_span(false)
+            .init(),
+        config::LogFormat::Text => {
+            let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+            builder
+                .with_ansi(std::io::stderr().is_terminal() && !no_color)
+                .init()
         }
     }
 }
