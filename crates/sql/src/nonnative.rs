@@ -7,13 +7,16 @@
 //! DROP: record the intent → the pre-drop hook → one transaction removes the table and marks
 //! the intent Committed → the hook deletes the object (managed; already gone counts as done)
 //! → the intent is removed.
-//! At start-up [`recover`] finishes Committed intents and undoes Pending ones; undoing deletes
+//! At start-up [`recover`], and while the server runs its sweep ([`sweep`], for intents no DDL
+//! of this process is running), finish Committed intents and undo Pending ones; undoing deletes
 //! an object only when its tag names the intent. Fail points sit between the steps.
 //!
 //! Cancel and query timeout: the operation's interrupt is watched up to the catalog commit. A
 //! hook call in progress is abandoned (the JDBC handler's remote transaction is rolled back
 //! as its connection closes) and the DDL is undone as a failed one would be, so it ends
-//! undone; once the catalog has committed, the DDL runs to its end and ends finished.
+//! undone; once the catalog has committed, the DDL runs to its end and ends finished. Either
+//! way the work is never dropped half way: its operation stops waiting for it after its settle
+//! time, and it goes on to its end in the background.
 
 use std::sync::Arc;
 
@@ -152,7 +155,7 @@ pub(crate) async fn create(
     failpoint("create.after_catalog").await?;
     if let Some(h) = hook {
         if let Err(e) = h.commit_create_table(table, &op).await {
-            // The table exists on both sides; the intent stays so start-up repeats the hook.
+            // The table exists on both sides; the intent stays so the sweep repeats the hook.
             tracing::warn!(error = %e, "commit hook of CREATE failed; recovery will retry");
             return Ok(());
         }
@@ -164,7 +167,7 @@ pub(crate) async fn create(
 
 /// Undoes what a failed CREATE did: the journal first says Aborting (so the create can no
 /// longer commit), then the handler removes what this operation made. If that fails, the
-/// intent stays and start-up recovery tries again. Returns `cause`.
+/// intent stays and the journal's sweep tries again. Returns `cause`.
 async fn undo_create(
     metastore: &dyn Metastore,
     hook: Option<&dyn MetaHook>,
@@ -244,7 +247,7 @@ pub(crate) async fn drop(
         if let Err(e) = h.commit_drop_table(table, delete_data).await {
             return Err(SqlError::ddl_caused(
                 format!(
-                    "MetaException(message:table {} was dropped, but removing its object failed and will be retried at start-up: {e})",
+                    "MetaException(message:table {} was dropped, but removing its object failed and will be retried: {e})",
                     table.qualified_name()
                 ),
                 e,
