@@ -89,6 +89,12 @@ def test_binary_in_text_tables_crosses_both_ways(server, work):
                 f"LOCATION '{spark_loc}' TBLPROPERTIES ('hive.serialization.decode.binary.as.base64'='false')")
     cur.execute("SELECT id, b FROM interop.spark_bin_raw WHERE id = 0")
     assert cur.fetchall() == [(0, b"MTIz")]
+    # Writing BINARY there would read back other bytes than were written: refused.
+    with pytest.raises(Exception) as e:
+        cur.execute("INSERT INTO interop.spark_bin_raw VALUES (5, unhex('00ff'))")
+    assert "hive.serialization.decode.binary.as.base64=false" in str(e.value), str(e.value)
+    cur.execute("SELECT count(*) FROM interop.spark_bin_raw")
+    assert cur.fetchall() == [(len(BINARY_VALUES) + 1,)]
 
 
 @pytest.fixture(scope="module")

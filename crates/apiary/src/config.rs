@@ -1302,7 +1302,8 @@ pub fn parse_size(v: &str, whole: usize) -> Option<usize> {
 pub const WORKER_STACK: usize = 64 << 20;
 
 /// The glibc allocator's reservation of address space for each of its arenas (64 MiB on
-/// 64-bit machines), and how many arenas it keeps per core at most.
+/// 64-bit machines), and how many arenas it keeps per core at most (unless MALLOC_ARENA_MAX
+/// says otherwise).
 const MALLOC_ARENA: usize = 64 << 20;
 const MALLOC_ARENAS_PER_CORE: usize = 8;
 
@@ -1352,9 +1353,22 @@ pub fn available_memory() -> usize {
         None => limit,
         Some(space) => {
             let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+            let blocking = max_blocking_threads();
+            // glibc makes an arena only for a thread that finds the others busy: at most one
+            // per thread (the workers, the blocking threads, the main thread), and at most
+            // its own cap (MALLOC_ARENA_MAX, else 8 per core).
+            let arena_cap = std::env::var("MALLOC_ARENA_MAX")
+                .ok()
+                .and_then(|v| v.trim().parse::<usize>().ok())
+                .filter(|n| *n > 0)
+                .unwrap_or(cores * MALLOC_ARENAS_PER_CORE);
+            let arenas = arena_cap.min(cores + blocking + 1);
             let reserve = mapped_now()
-                .saturating_add(max_blocking_threads().saturating_mul(WORKER_STACK))
-                .saturating_add(cores * MALLOC_ARENAS_PER_CORE * MALLOC_ARENA);
+                .saturating_add(blocking.saturating_mul(WORKER_STACK))
+                .saturating_add(arenas.saturating_mul(MALLOC_ARENA))
+                // Most of it is address space, not memory: whatever the estimate, a quarter
+                // of the limit is left to queries.
+                .min(space / 4 * 3);
             limit.min(space.saturating_sub(reserve))
         }
     }

@@ -852,6 +852,10 @@ impl ApiaryFlightSql {
             let Ok(Some(t)) = any.unpack::<TicketStatementQuery>() else {
                 continue;
             };
+            // A statement without rows had ended before its ticket was handed out.
+            if t.statement_handle.as_ref() == NO_ROWS_TICKET {
+                continue;
+            }
             let op = self.operation_of(session, &t.statement_handle)?;
             if op.state().is_terminal() {
                 continue;

@@ -243,7 +243,7 @@ pub struct Operation {
     /// Set once a task's work has ended (or its settle time after an interruption has passed).
     settled: watch::Sender<bool>,
     /// How long an interrupted task's operation waits for it to settle.
-    settle: Mutex<Duration>,
+    settle: Duration,
     /// A client asked to cancel a running task: its outcome decides the state (a task that
     /// finished before the interrupt reached it is FINISHED, one that settled is CANCELED).
     cancel_requested: std::sync::atomic::AtomicBool,
@@ -291,6 +291,11 @@ impl Operation {
             handle
         );
         let (state_tx, _) = watch::channel(OperationState::Pending);
+        let settle = match &source {
+            ResultSource::Task(task, _) => task.lock().as_ref().map(Task::settle),
+            _ => None,
+        }
+        .unwrap_or(TASK_SETTLE);
         let cancel = CancellationToken::new();
         let task_interrupt = cancel.child_token();
         Arc::new(Self {
@@ -326,7 +331,7 @@ impl Operation {
             cancel,
             task_interrupt,
             settled: watch::channel(false).0,
-            settle: Mutex::new(TASK_SETTLE),
+            settle,
             cancel_requested: Default::default(),
             last_access: Mutex::new(Instant::now()),
             on_end: Mutex::new(None),
@@ -555,7 +560,7 @@ impl Operation {
         let interrupt = self.task_interrupt.child_token();
         let notes = task.notes();
         let settle = task.settle();
-        *self.settle.lock() = settle;
+        let committed = task.committed();
         let query = self.query_id.clone();
         let token = interrupt.clone();
         let work = tokio::spawn(async move {
@@ -590,9 +595,15 @@ impl Operation {
                 interrupt.cancel();
                 match tokio::time::timeout(settle, &mut work).await {
                     Ok(r) => r,
+                    Err(_) if committed.load(Ordering::SeqCst) => {
+                        // Past its commit, the statement finishes: its state says so.
+                        tracing::warn!(query = %self.query_id, "an interrupted task past its commit did not settle in time; it finishes in the background");
+                        self.log("WARN", "The statement had committed when the interruption reached it; what is left of it finishes in the background");
+                        Ok(Ok(()))
+                    }
                     Err(_) => {
-                        tracing::warn!(query = %self.query_id, "an interrupted task did not settle in time; it goes on in the background, and its DDL ends finished or undone through the intent journal");
-                        self.log("WARN", "The statement did not settle in time after the interruption; it goes on in the background, and its DDL ends finished or undone");
+                        tracing::warn!(query = %self.query_id, "an interrupted task did not settle in time; it goes on in the background, and its DDL ends undone through the intent journal");
+                        self.log("WARN", "The statement did not settle in time after the interruption; it is undone in the background");
                         Ok(Err(SqlError::Cancelled))
                     }
                 }
@@ -606,7 +617,7 @@ impl Operation {
 
     /// How long the operation waits for its interrupted task to settle.
     pub fn settle_time(&self) -> Duration {
-        *self.settle.lock()
+        self.settle
     }
 
     /// Waits until the operation's work has ended (a cancelled task has settled, or its settle

@@ -22,6 +22,8 @@ pub enum HiveError {
     PartitionSpecOnUnpartitioned,
     /// 10036.
     DuplicateColumnNames,
+    /// 10094.
+    DynamicBeforeStatic,
     /// 10043.
     InvalidTableDdlSerde,
     /// 10044.
@@ -126,6 +128,10 @@ impl HiveError {
                 (10035, "Table is not partitioned but partition spec exists:")
             }
             E::DuplicateColumnNames => (10036, "Duplicate column name:"),
+            E::DynamicBeforeStatic => (
+                10094,
+                "Dynamic partition cannot be the parent of a static partition",
+            ),
             E::InvalidTableDdlSerde => (
                 10043,
                 "Either list of columns or a custom serializer should be specified",

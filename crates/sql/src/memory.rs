@@ -7,8 +7,11 @@
 //! lets that growth go past the memory the process has (its cgroup, its `ulimit -v`), and an
 //! allocation that fails aborts the whole server. [`HeadroomPool`] therefore grants growth
 //! only while, after it, as much is still free in the pool as the growing reservation holds:
-//! the room its next doubling needs is taken before it allocates. Past that, the operator
-//! spills (or its query fails with "Resources exhausted"), and the server stays up.
+//! the room its next doubling needs is checked for before it allocates. Past that, the operator
+//! spills (or its query fails with "Resources exhausted"), and the server stays up. The price:
+//! one operator holds at most about half the pool (with the default pool, a quarter of the
+//! memory), joins' build sides included. It is a rule, not a reservation: operators growing at
+//! once may each count on the same free room.
 
 use datafusion::common::{resources_datafusion_err, Result};
 use datafusion::execution::memory_pool::{
@@ -57,21 +60,21 @@ impl<P: MemoryPool> MemoryPool for HeadroomPool<P> {
     }
 
     fn try_grow(&self, reservation: &MemoryReservation, additional: usize) -> Result<()> {
-        self.inner.try_grow(reservation, additional)?;
+        // Checked before the inner pool grants anything, so a refusal holds nothing back from
+        // other consumers even for a moment. (Concurrent growths may each see the same free
+        // room: the rule keeps room in the common case, it reserves nothing.)
         let after = reservation.size().saturating_add(additional);
-        let used = self.inner.reserved();
-        let free = self.limit.saturating_sub(used);
-        if free < after {
-            self.inner.shrink(reservation, additional);
+        let free = self.limit.saturating_sub(self.inner.reserved());
+        if free < additional.saturating_add(after) {
             return Err(resources_datafusion_err!(
-                "Failed to allocate additional {} for {} with {} already allocated for this reservation - {} remain available for the total pool, and a reservation may grow only while as much as it holds stays free for its next growth",
+                "Failed to allocate additional {} for {} with {} already allocated for this reservation - {} remain available for the total pool, and a reservation may grow only while as much as it then holds stays free for its next growth",
                 human_readable_size(additional),
                 reservation.consumer().name(),
                 human_readable_size(reservation.size()),
-                human_readable_size(self.limit.saturating_sub(used.saturating_sub(additional)))
+                human_readable_size(free)
             ));
         }
-        Ok(())
+        self.inner.try_grow(reservation, additional)
     }
 
     fn reserved(&self) -> usize {

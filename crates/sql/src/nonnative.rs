@@ -152,6 +152,7 @@ pub(crate) async fn create(
             Err(_) => return Err(e.into()),
         }
     }
+    crate::task::set_committed(true);
     failpoint("create.after_catalog").await?;
     if let Some(h) = hook {
         if let Err(e) = h.commit_create_table(table, &op).await {
@@ -242,6 +243,7 @@ pub(crate) async fn drop(
             Err(_) => return Err(e.into()),
         }
     }
+    crate::task::set_committed(true);
     failpoint("drop.after_catalog").await?;
     if let Some(h) = hook {
         if let Err(e) = h.commit_drop_table(table, delete_data).await {
@@ -309,18 +311,29 @@ impl Drop for Running {
     }
 }
 
-/// This server's unfinished intents that no DDL of this process is running.
+/// This server's unfinished intents that no DDL of this process is running, each claimed
+/// for the caller. The journal is read again once they are claimed: a DDL that ended between
+/// the first read and its claim has removed its intent, which is then not settled again.
 async fn unsettled(metastore: &dyn Metastore, owner: &str) -> Vec<(Intent, Running)> {
-    match metastore.unfinished_intents(owner).await {
-        Ok(intents) => intents
-            .into_iter()
-            .filter_map(|i| Running::start(&i.id).map(|r| (i, r)))
-            .collect(),
+    let read = |intents: Result<Vec<Intent>, _>| match intents {
+        Ok(i) => i,
         Err(e) => {
             tracing::warn!(error = %e, "cannot read the intent journal");
             Vec::new()
         }
+    };
+    let mut claimed: std::collections::HashMap<String, Running> =
+        read(metastore.unfinished_intents(owner).await)
+            .into_iter()
+            .filter_map(|i| Running::start(&i.id).map(|r| (i.id, r)))
+            .collect();
+    if claimed.is_empty() {
+        return Vec::new();
     }
+    read(metastore.unfinished_intents(owner).await)
+        .into_iter()
+        .filter_map(|i| claimed.remove(&i.id).map(|r| (i, r)))
+        .collect()
 }
 
 /// Finishes or undoes the DDL this server (`owner`) had under way when it stopped. An intent
@@ -344,32 +357,66 @@ pub fn sweep(
     every: std::time::Duration,
     stop: CancellationToken,
 ) {
+    // An intent that could not be settled is tried again after twice as long each time (up to
+    // an hour), so a system that stays unreachable does not fill the log.
+    let backoff: Arc<parking_lot::Mutex<std::collections::HashMap<String, Backoff>>> =
+        Default::default();
     tokio::spawn(async move {
         loop {
             tokio::select! {
                 _ = stop.cancelled() => return,
                 _ = tokio::time::sleep(every) => {}
             }
+            let now = std::time::Instant::now();
             for (intent, running) in unsettled(metastore.as_ref(), &owner).await {
-                let (metastore, handlers) = (metastore.clone(), handlers.clone());
+                if backoff.lock().get(&intent.id).is_some_and(|b| b.next > now) {
+                    continue;
+                }
+                let (metastore, handlers, backoff) =
+                    (metastore.clone(), handlers.clone(), backoff.clone());
                 tokio::spawn(async move {
                     let _running = running;
-                    settle_intent(metastore.as_ref(), &handlers, intent).await;
+                    let id = intent.id.clone();
+                    let settled = settle_intent(metastore.as_ref(), &handlers, intent).await;
+                    let mut backoff = backoff.lock();
+                    if settled {
+                        backoff.remove(&id);
+                    } else {
+                        let wait = backoff
+                            .get(&id)
+                            .map_or(every, |b| (b.wait * 2).min(MAX_BACKOFF));
+                        backoff.insert(
+                            id,
+                            Backoff {
+                                wait,
+                                next: std::time::Instant::now() + wait,
+                            },
+                        );
+                    }
                 });
             }
         }
     });
 }
 
+/// When the sweep tries an intent it could not settle again.
+struct Backoff {
+    wait: std::time::Duration,
+    next: std::time::Instant,
+}
+
+/// The longest wait between two tries of an intent the sweep could not settle.
+const MAX_BACKOFF: std::time::Duration = std::time::Duration::from_secs(3600);
+
 /// Finishes (Committed) or undoes (Pending, Aborting) one unfinished intent; one that cannot be
-/// settled now stays in the journal.
-async fn settle_intent(metastore: &dyn Metastore, handlers: &Registry, mut intent: Intent) {
+/// settled now stays in the journal. Whether it left the journal.
+async fn settle_intent(metastore: &dyn Metastore, handlers: &Registry, mut intent: Intent) -> bool {
     let table = intent.table.qualified_name();
     let handler = match handler_of(handlers, &intent.table) {
         Ok(Some(h)) => h,
         _ => {
             tracing::warn!(intent = %intent.id, %table, "no handler for an unfinished intent; left in the journal");
-            return;
+            return false;
         }
     };
     let op = OpTag {
@@ -379,22 +426,28 @@ async fn settle_intent(metastore: &dyn Metastore, handlers: &Registry, mut inten
         // Undo only what can no longer commit.
         match metastore.abort_intent(&intent.id).await {
             Ok(true) => intent.state = IntentState::Aborting,
-            Ok(false) => return,
+            // It committed meanwhile: the next sweep finishes it.
+            Ok(false) => return false,
             Err(e) => {
                 tracing::warn!(error = %e, "cannot settle an intent now");
-                return;
+                return false;
             }
         }
     }
     match settle(handler.meta_hook(), &intent, &op).await {
         Ok(what) => {
             tracing::info!(intent = %intent.id, %table, kind = ?intent.kind, state = ?intent.state, what, "recovered an interrupted DDL");
-            if let Err(e) = metastore.finish_intent(&intent.id).await {
-                tracing::warn!(error = %e, "cannot remove a recovered intent");
+            match metastore.finish_intent(&intent.id).await {
+                Ok(_) => true,
+                Err(e) => {
+                    tracing::warn!(error = %e, "cannot remove a recovered intent");
+                    false
+                }
             }
         }
         Err(e) => {
-            tracing::warn!(intent = %intent.id, %table, error = %e, "cannot recover an interrupted DDL now; left in the journal")
+            tracing::warn!(intent = %intent.id, %table, error = %e, "cannot recover an interrupted DDL now; left in the journal");
+            false
         }
     }
 }

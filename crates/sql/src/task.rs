@@ -36,6 +36,19 @@ pub struct Task {
     notes: Arc<parking_lot::Mutex<Vec<String>>>,
     output: Option<TaskOutput>,
     settle: std::time::Duration,
+    committed: Arc<std::sync::atomic::AtomicBool>,
+}
+
+tokio::task_local! {
+    /// The running task's commit flag ([`Task::committed`]).
+    static COMMITTED: Arc<std::sync::atomic::AtomicBool>;
+}
+
+/// Says whether the running task's work has passed its commit point (a DDL whose catalog
+/// change has committed finishes rather than undoes; a CTAS whose rows failed undoes its
+/// table again). Outside a task, nothing.
+pub(crate) fn set_committed(committed: bool) {
+    let _ = COMMITTED.try_with(|c| c.store(committed, std::sync::atomic::Ordering::SeqCst));
 }
 
 /// The result set of a task that has one (MSCK's lines): its schema is known when the
@@ -114,7 +127,14 @@ impl Task {
             output: None,
             notes,
             settle: TASK_SETTLE,
+            committed: Default::default(),
         }
+    }
+
+    /// Whether the work has passed its commit point: interrupted past it, it ends finished,
+    /// not undone.
+    pub fn committed(&self) -> Arc<std::sync::atomic::AtomicBool> {
+        self.committed.clone()
     }
 
     /// The task with `settle` as the time its operation waits for it to settle once
@@ -143,7 +163,13 @@ impl Task {
 
     /// Runs the work; `interrupt` is cancelled to make it settle.
     pub async fn run(self, interrupt: CancellationToken) -> Result<(), SqlError> {
-        (self.work)(interrupt).await
+        // A task run inside another (a CTAS's rows) shares the outer one's commit flag.
+        if COMMITTED.try_with(|_| ()).is_ok() {
+            return (self.work)(interrupt).await;
+        }
+        COMMITTED
+            .scope(self.committed, (self.work)(interrupt))
+            .await
     }
 
     /// What the work noted for its user (files it kept), for the operation log.

@@ -106,6 +106,14 @@ fn to_json(s: &str, t: &HiveType, level: usize, layout: &TextLayout, out: &mut S
             Ok(f) if f.is_finite() => out.push_str(&f.to_string()),
             _ => out.push_str("null"),
         },
+        // Arrow's JSON decoder reads BINARY from hex: the bytes the text stands for, as hex.
+        HiveType::Binary => {
+            out.push('"');
+            for b in binary_of_text(s.as_bytes(), layout.binary_base64) {
+                out.push_str(&format!("{b:02x}"));
+            }
+            out.push('"');
+        }
         _ => json_string(s, out),
     }
 }
@@ -390,6 +398,24 @@ mod tests {
         let encoded = encode_column(decoded.as_ref(), &layout);
         assert_eq!(encoded.value(0), text);
         assert!(encoded.is_null(1));
+    }
+
+    #[test]
+    fn binary_inside_complex_values_is_base64_both_ways() {
+        use arrow::array::AsArray as _;
+        let layout = TextLayout::from_params(&BTreeMap::new());
+        let t = HiveType::parse("array<binary>").expect("type");
+        let field = t.to_field("c");
+        // Bytes whose Base64 is all hex digits (ABCD) must not be read as hex.
+        let text = "ABCD\u{2}/wAK\u{2}\\N";
+        let texts = StringArray::from(vec![Some(text)]);
+        let decoded = decode_complex(&texts, &t, &field, &layout).expect("decodes");
+        let items = decoded.as_list::<i32>().value(0);
+        let items = items.as_binary::<i32>();
+        assert_eq!(items.value(0), [0x00, 0x10, 0x83]);
+        assert_eq!(items.value(1), [0xff, 0x00, 0x0a]);
+        assert!(items.is_null(2));
+        assert_eq!(encode_column(decoded.as_ref(), &layout).value(0), text);
     }
 }
 

@@ -184,7 +184,24 @@ impl FileWriter {
                     })
                     .with_timestamp_format("%Y-%m-%d %H:%M:%S%.f".into())
                     .with_datetime_format("%Y-%m-%d %H:%M:%S%.f".into());
-                FileWriter::Text(Box::new(builder.build(file)), TextLayout::of_table(table))
+                let layout = TextLayout::of_table(table);
+                // Hive writes BINARY as Base64; a table that reads its text as it is
+                // (hive.serialization.decode.binary.as.base64=false) would read back other
+                // bytes than were written.
+                if let Some(f) = schema.fields().iter().find(|f| {
+                    !csv && !layout.binary_base64
+                        && matches!(
+                            f.data_type(),
+                            DataType::Binary | DataType::LargeBinary | DataType::BinaryView
+                        )
+                }) {
+                    return Err(StorageError::Unsupported(format!(
+                        "writing BINARY column {} to a table with {}=false (its text is read as it is, and BINARY is written in Base64)",
+                        f.name(),
+                        crate::text::DECODE_BINARY_AS_BASE64
+                    )));
+                }
+                FileWriter::Text(Box::new(builder.build(file)), layout)
             }
             NativeFormat::Json => FileWriter::Json(arrow::json::LineDelimitedWriter::new(file)),
             NativeFormat::Orc => FileWriter::Orc(Box::new(
@@ -226,7 +243,10 @@ impl FileWriter {
             FileWriter::Parquet(w) => w.close().map(|_| ()).map_err(|e| e.to_string()),
             FileWriter::Text(w, _) => w.into_inner().sync_all().map_err(|e| e.to_string()),
             FileWriter::Json(mut w) => w.finish().map_err(|e| e.to_string()),
-            FileWriter::Orc(w) => w.close().map(|_| ()).map_err(|e| e.to_string()),
+            FileWriter::Orc(w) => w
+                .close()
+                .map_err(|e| e.to_string())
+                .and_then(|f| f.sync_all().map_err(|e| e.to_string())),
             FileWriter::Avro(mut w) => w
                 .finish()
                 .and_then(|_| w.into_inner().sync_all().map_err(Into::into))
@@ -693,8 +713,15 @@ fn group_rows(
         .iter()
         .enumerate()
         .map(|(j, _)| {
+            // As Hive writes a partition value: a TIMESTAMP with a blank before its time and
+            // its fraction only when it has one.
             let col = batch.column(n_data + j);
-            let s = arrow::compute::cast(col, &DataType::Utf8)
+            let options = arrow::compute::CastOptions {
+                safe: true,
+                format_options: arrow::util::display::FormatOptions::default()
+                    .with_timestamp_format(Some("%Y-%m-%d %H:%M:%S%.f")),
+            };
+            let s = arrow::compute::cast_with_options(col, &DataType::Utf8, &options)
                 .map_err(|e| StorageError::Write(e.to_string()))?;
             Ok(s)
         })

@@ -228,21 +228,23 @@ impl dyn Scope {
                 continue;
             }
             changed = true;
-            let value = if to.is_integer()
-                && matches!(
-                    from,
-                    DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View
-                ) {
-                let udf = self
-                    .context()
-                    .udf(crate::functions::HIVE_INTEGER_TEXT)
-                    .map_err(SqlError::from_planning)?;
-                udf.call(vec![value])
+            let text = matches!(
+                from,
+                DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View
+            );
+            let udf = |name: &str| self.context().udf(name).map_err(SqlError::from_planning);
+            let converted = if to == &DataType::Utf8 {
+                // As CAST(x AS STRING) writes it (a DOUBLE as Java writes it: 1.0E10).
+                udf(crate::functions::HIVE_CAST_TO_STRING)?.call(vec![value])
             } else {
-                value
+                let value = if to.is_integer() && text {
+                    udf(crate::functions::HIVE_INTEGER_TEXT)?.call(vec![value])
+                } else {
+                    value
+                };
+                Expr::TryCast(TryCast::new(Box::new(value), to.clone()))
             };
-            exprs
-                .push(Expr::TryCast(TryCast::new(Box::new(value), to.clone())).alias(&column.name));
+            exprs.push(converted.alias(&column.name));
         }
         if !changed {
             return Ok(plan);
@@ -340,11 +342,22 @@ fn partition_values(
                     ),
                 ));
             }
-            table
+            let values: Vec<Option<String>> = table
                 .partition_keys
                 .iter()
                 .map(|k| spec_value(spec, &k.name))
-                .collect()
+                .collect();
+            // Dynamic values follow the static ones (Hive's rule): they are the query's last
+            // columns, in the keys' order.
+            if let Some(d) = values.iter().position(Option::is_none) {
+                if let Some(s) = values[d..].iter().position(Option::is_some) {
+                    return Err(SqlError::hive(
+                        HiveError::DynamicBeforeStatic,
+                        format!(" '{}'", table.partition_keys[d + s].name),
+                    ));
+                }
+            }
+            values
         }
     })
 }

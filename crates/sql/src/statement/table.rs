@@ -308,7 +308,8 @@ impl dyn Scope {
             return Ok(Prepared::Done);
         };
         // CTAS is all or nothing: if writing fails or is cancelled, the table goes again
-        // (through the journal, with its object).
+        // (through the journal, with its object); until its rows are in, it is not committed.
+        crate::task::set_committed(false);
         let created = self
             .require_table(&TableName {
                 db: Some(table.database.clone()),
@@ -331,6 +332,8 @@ impl dyn Scope {
             if let Err(u) = undo {
                 tracing::warn!(error = %u, table = %created.qualified_name(), "undoing a failed CTAS failed");
             }
+            // The undo's DROP committed; the statement as a whole ends undone.
+            crate::task::set_committed(false);
             return Err(e);
         }
         Ok(Prepared::Done)
