@@ -8,6 +8,7 @@ import decimal
 import os
 import shutil
 import tempfile
+import time
 
 import pyarrow as pa
 import pytest
@@ -179,6 +180,7 @@ def test_managed_table_is_a_delta_table_deltalake_reads(server):
             "tags": pa.array([None], pa.list_(pa.string())), "region": pa.array(["eu"])}), mode="append")
         assert rows(cur, "SELECT id, region FROM sales WHERE region = 'eu' ORDER BY id") == [(1, "eu"), (3, "eu")]
         # OVERWRITE replaces every row in one more commit; time travel still finds the old ones.
+        time.sleep(0.05)  # versions 2 and 3 apart in time, for FOR SYSTEM_TIME AS OF below
         cur.execute("INSERT OVERWRITE TABLE sales SELECT id + 10, name, amount, ok, day, seen, tags, region "
                     "FROM sales WHERE id < 3")
         dt = DeltaTable(path)
@@ -201,7 +203,15 @@ def test_managed_table_is_a_delta_table_deltalake_reads(server):
             cur.execute("DROP VIEW sales_v1")
         # FOR SYSTEM_TIME AS OF: the last commit at or before the time (UTC).
         commits = {c["version"]: c["timestamp"] for c in DeltaTable(path).history()}
-        at = datetime.datetime.fromtimestamp(commits[2] / 1000, datetime.timezone.utc)
+        # A time between the commits of versions 2 and 3, whichever clock dates a commit (the
+        # writer's timestamp in the log, or the commit file's modification time).
+        def dated(v):
+            mtime = os.stat(os.path.join(path, "_delta_log", f"{v:020d}.json")).st_mtime_ns
+            return [commits[v], mtime // 1_000_000, -(-mtime // 1_000_000)]
+        ms = (max(dated(2)) + min(dated(3))) // 2
+        assert max(dated(2)) < ms < min(dated(3)), (dated(2), dated(3))
+        at = datetime.datetime.fromtimestamp(ms // 1000, datetime.timezone.utc).replace(
+            microsecond=(ms % 1000) * 1000)
         text = at.strftime("%Y-%m-%d %H:%M:%S.%f")[:-3]
         got = [r[0] for r in rows(cur, f"SELECT id FROM sales FOR SYSTEM_TIME AS OF '{text}' ORDER BY id")]
         assert got == [1, 2, 3]
@@ -220,10 +230,15 @@ def test_managed_table_is_a_delta_table_deltalake_reads(server):
         # Before the first commit there is no state to read (deltalake alone would give version 0).
         e = error_of(cur, "SELECT * FROM sales FOR SYSTEM_TIME AS OF '2000-01-01 00:00:00'")
         assert "has no version at or before 2000-01-01 00:00:00.000" in e, e
-        # A value that does not fit its column fails the INSERT and commits nothing.
-        e = error_of(cur, "INSERT INTO sales SELECT 1, 'x', 123456789012.5, true, NULL, NULL, NULL, 'eu'")
+        # A value that does not fit its column is NULL, as its CAST is (Hive's rule for INSERT).
+        cur.execute("INSERT INTO sales SELECT 5, 'x', 123456789012.5, true, NULL, NULL, NULL, 'eu'")
+        assert DeltaTable(path).version() == 4
+        assert rows(cur, "SELECT amount, CAST(123456789012.5 AS DECIMAL(10,2)) FROM sales WHERE id = 5") == [
+            (None, None)]
+        # A failing row fails the INSERT, and it commits nothing.
+        e = error_of(cur, "INSERT INTO sales SELECT 6, 'x', 1.5, assert_true(false), NULL, NULL, NULL, 'eu'")
         assert e
-        assert DeltaTable(path).version() == 3
+        assert DeltaTable(path).version() == 4
     finally:
         cur.execute("DROP TABLE sales")
     # DROP of the managed table deletes the Delta table it created.
