@@ -17,29 +17,46 @@ from conftest import Server
 from test_operations import ENDLESS, execute, fetch, state, wait_for
 
 
-class Blocker:
-    """A psql session holding an uncommitted CREATE TABLE of `name`: another session's CREATE
-    of the same name waits on it until this one ends."""
+class Held:
+    """A psql session on the remote database that has run `statement` in an open transaction,
+    once `check` (a count query) says it holds what it took; `release` rolls it back."""
 
-    def __init__(self, pg, name):
+    def __init__(self, pg, statement, check, db=None):
         self.proc = subprocess.Popen(
             ["psql", "-h", "127.0.0.1", "-p", str(pg.port), "-U", "apiary", "-d", "remote", "-q"],
             stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, text=True)
-        self.proc.stdin.write(f"BEGIN;\nCREATE TABLE {name} (held int);\n")
+        self.proc.stdin.write(f"BEGIN;\n{statement};\n")
         self.proc.stdin.flush()
         deadline = time.time() + 10
         while time.time() < deadline:
-            held = pg.psql("SELECT count(*) FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid "
-                           f"WHERE a.query LIKE 'CREATE TABLE {name}%' AND a.state = 'idle in transaction'")
+            held = pg.psql(check, db=db) if db else pg.psql(check)
             if held.strip() != "0":
                 return
             time.sleep(0.1)
-        raise AssertionError("the blocking transaction did not start")
+        raise AssertionError(f"{statement} did not take hold")
 
     def release(self):
-        self.proc.stdin.write("ROLLBACK;\n\\q\n")
-        self.proc.stdin.flush()
-        self.proc.wait(10)
+        if self.proc.poll() is None:
+            self.proc.stdin.write("ROLLBACK;\n\\q\n")
+            self.proc.stdin.flush()
+            self.proc.wait(10)
+
+
+def Blocker(pg, name):
+    """An uncommitted CREATE TABLE of `name`: another session's CREATE of the same name waits
+    on it until this one ends."""
+    return Held(pg, f"CREATE TABLE {name} (held int)",
+                "SELECT count(*) FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid "
+                f"WHERE a.query LIKE 'CREATE TABLE {name}%' AND a.state = 'idle in transaction'")
+
+
+def TableLock(pg, name):
+    """`LOCK TABLE name IN ACCESS EXCLUSIVE MODE`: every other session's statement on the table
+    (DROP included) waits until this one ends."""
+    return Held(pg, f"LOCK TABLE {name} IN ACCESS EXCLUSIVE MODE",
+                "SELECT count(*) FROM pg_locks l JOIN pg_class c ON c.oid = l.relation "
+                f"WHERE c.relname = '{name}' AND l.mode = 'AccessExclusiveLock' AND l.granted",
+                db="remote")
 
 
 def waiting_backends(pg, name):
@@ -103,33 +120,6 @@ def test_blocked_jdbc_create_runs_async_and_ends_undone(server, pg, raw, how):
     assert rows(cur, f"SELECT count(*) FROM {table}") == [(0,)]
     cur.execute(f"DROP TABLE {table}")
     assert remote not in remote_tables(pg)
-
-
-class TableLock:
-    """A psql session holding `LOCK TABLE name IN ACCESS EXCLUSIVE MODE`: every other session's
-    statement on the table (DROP included) waits until this one ends."""
-
-    def __init__(self, pg, name):
-        self.proc = subprocess.Popen(
-            ["psql", "-h", "127.0.0.1", "-p", str(pg.port), "-U", "apiary", "-d", "remote", "-q"],
-            stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, text=True)
-        self.proc.stdin.write(f"BEGIN;\nLOCK TABLE {name} IN ACCESS EXCLUSIVE MODE;\n")
-        self.proc.stdin.flush()
-        deadline = time.time() + 10
-        while time.time() < deadline:
-            held = pg.psql("SELECT count(*) FROM pg_locks l JOIN pg_class c ON c.oid = l.relation "
-                           f"WHERE c.relname = '{name}' AND l.mode = 'AccessExclusiveLock' AND l.granted",
-                           db="remote")
-            if held.strip() != "0":
-                return
-            time.sleep(0.1)
-        raise AssertionError("the lock was not taken")
-
-    def release(self):
-        if self.proc.poll() is None:
-            self.proc.stdin.write("ROLLBACK;\n\\q\n")
-            self.proc.stdin.flush()
-            self.proc.wait(10)
 
 
 def waiting_on(pg, words):
