@@ -179,12 +179,12 @@ impl HiveSchema {
                 )
                 .with_create_default_catalog_and_schema(false),
         );
-        let state = SessionStateBuilder::new()
-            .with_config(config)
-            .with_catalog_list(catalogs)
-            .with_default_features()
-            .with_analyzer_rules(crate::typing::analyzer_rules())
-            .build();
+        let state = crate::session::hive_planning(
+            SessionStateBuilder::new()
+                .with_config(config)
+                .with_catalog_list(catalogs),
+        )
+        .build();
         let ctx = SessionContext::new_with_state(state);
         crate::functions::register(&ctx);
         let mut statements = crate::dialect::tokenize(&text)

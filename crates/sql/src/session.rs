@@ -44,6 +44,18 @@ pub const DEFAULT_MAX_NESTING: usize = 2500;
 /// tree that deep, and a bounded one is dropped and visited safely.
 const OPERATORS_PER_LEVEL: usize = 50;
 
+/// What every context that plans HiveQL has besides its catalogs and configuration: Hive's
+/// 0-based array subscripts (before DataFusion's own planners, so they win), DataFusion's
+/// defaults, and Hive's typing rule before DataFusion's coercion. A session's context and the
+/// one a view's text is planned in are both built with it, so a view's text means what the
+/// same text means in a query.
+pub(crate) fn hive_planning(builder: SessionStateBuilder) -> SessionStateBuilder {
+    builder
+        .with_expr_planners(vec![Arc::new(crate::functions::HiveSubscripts)])
+        .with_default_features()
+        .with_analyzer_rules(crate::typing::analyzer_rules())
+}
+
 /// The key of how often the intent journal is swept for DDL left unsettled.
 pub const SWEEP_KEY: &str = "apiary.ddl.recovery.interval";
 /// Its default.
@@ -279,14 +291,12 @@ impl Engine {
         for rule in self.handlers.optimizer_rules() {
             builder = builder.with_optimizer_rule(rule);
         }
-        let state = builder
-            .with_runtime_env(self.runtime.clone())
-            .with_catalog_list(self.catalogs.clone())
-            // Before the defaults, so Hive's 0-based array subscripts win.
-            .with_expr_planners(vec![Arc::new(crate::functions::HiveSubscripts)])
-            .with_default_features()
-            .with_analyzer_rules(crate::typing::analyzer_rules())
-            .build();
+        let state = hive_planning(
+            builder
+                .with_runtime_env(self.runtime.clone())
+                .with_catalog_list(self.catalogs.clone()),
+        )
+        .build();
         let ctx = SessionContext::new_with_state(state);
         crate::functions::register(&ctx);
         let database = Arc::new(parking_lot::Mutex::new(DEFAULT_DATABASE.to_string()));
