@@ -9,8 +9,25 @@
 # build headers from Debian's packages if they are missing, and Google's Bigtable emulator
 # (from Google's Debian repository) for the HBase tests. Java 17 (javac) and Node.js must be
 # on the machine.
+#
+# Usage: scripts/test.sh [STAGE] [PYTEST ARGS...]
+#   (none) or all   every stage: rust (fmt, clippy, build, cargo test), fuzz, clients
+#   rust            only the Rust stage
+#   fuzz            the binary and the fuzz targets (APIARY_FUZZ_SECONDS each, default 30;
+#                   0 skips fuzzing)
+#   clients         the binary and the client tests
+#   tests/clients/test_x.py ...   the binary and those client test files
+# Arguments after the stage (or all arguments, when the first is no stage) go to pytest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+STAGE=all
+case "${1:-}" in
+  all|rust|fuzz|clients) STAGE="$1"; shift ;;
+  tests/clients/*.py|*/tests/clients/*.py) STAGE=clients ;;
+esac
+# stage NAME: whether NAME runs in this invocation.
+stage() { [ "$STAGE" = all ] || [ "$STAGE" = "$1" ]; }
 
 CACHE="${APIARY_CACHE:-$HOME/.cache/apiary}"
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$CACHE/target}"
@@ -58,12 +75,46 @@ fi
 
 # Every build here has Hive's KERBEROS and PAM modes (a plain `cargo build` leaves them out).
 FEATURES=(--features apiary/kerberos,apiary/pam)
-echo "== cargo fmt, clippy, build and test"
-cargo fmt --all -- --check
-cargo clippy --workspace --all-targets "${FEATURES[@]}" -- -D warnings
-cargo build --workspace --bins "${FEATURES[@]}"
-cargo test --workspace "${FEATURES[@]}"
+if stage rust; then
+  echo "== cargo fmt, clippy, build and test"
+  cargo fmt --all -- --check
+  cargo clippy --workspace --all-targets "${FEATURES[@]}" -- -D warnings
+  cargo build --workspace --bins "${FEATURES[@]}"
+  cargo test --workspace "${FEATURES[@]}"
+  if [ "$STAGE" = rust ]; then exit 0; fi
+else
+  echo "== cargo build"
+  cargo build --workspace --bins "${FEATURES[@]}"
+fi
 
+FUZZ_SECONDS="${APIARY_FUZZ_SECONDS:-30}"
+if stage fuzz && [ "$FUZZ_SECONDS" != 0 ]; then
+  echo "== fuzz targets (cargo fuzz, $FUZZ_SECONDS s each)"
+  # cargo-fuzz builds with the sanitizer-coverage passes; on a stable toolchain RUSTC_BOOTSTRAP
+  # lets it pass its -Z flags, and --sanitizer none needs no nightly runtime.
+  command -v cargo-fuzz >/dev/null 2>&1 || cargo install cargo-fuzz --locked --version 0.13.2
+  FUZZ_TARGET_DIR="$CACHE/fuzz-target"
+  for target in thrift_decode framing hiveql; do
+    mkdir -p "$CACHE/fuzz-corpus/$target"
+    log="$CACHE/fuzz-$target.log"
+    if ! RUSTC_BOOTSTRAP=1 CARGO_TARGET_DIR="$FUZZ_TARGET_DIR" cargo fuzz run --dev --sanitizer none \
+        --fuzz-dir fuzz "$target" "$CACHE/fuzz-corpus/$target" "fuzz/corpus/$target" -- \
+        -max_total_time="$FUZZ_SECONDS" -rss_limit_mb=4096 -max_len=65536 \
+        -print_final_stats=1 >"$log" 2>&1; then
+      tail -n 60 "$log"
+      echo "fuzz target $target failed (crash input under fuzz/artifacts/$target)"
+      exit 1
+    fi
+    grep -E "^stat::(number_of_executed_units|peak_rss_mb)" "$log" | tr '\n' ' '
+    echo "($target)"
+  done
+fi
+if [ "$STAGE" = fuzz ]; then exit 0; fi
+
+VENV="$CACHE/venv"
+DBT_VENV="$CACHE/dbt-venv"
+SUPERSET_VENV="$CACHE/superset-venv"
+NODE_CACHE="$CACHE/node"
 echo "== client tooling"
 # venv DIR REQUIREMENTS: a Python venv at DIR holding the pinned requirements, reinstalled
 # when the file changes.
@@ -74,44 +125,25 @@ venv() {
     cp "$2" "$1/.installed-requirements"
   fi
 }
-VENV="$CACHE/venv"
 venv "$VENV" tests/clients/requirements.txt
 # dbt-hive, and Apache Superset (its Hive engine spec), in venvs of their own: dbt-core and
 # Superset (SQLAlchemy < 2, pyarrow < 19) pin libraries the clients above pin differently.
-DBT_VENV="$CACHE/dbt-venv"
 venv "$DBT_VENV" tests/dbt/requirements.txt
-SUPERSET_VENV="$CACHE/superset-venv"
 venv "$SUPERSET_VENV" tests/superset/requirements.txt
-NODE_CACHE="$CACHE/node"
 mkdir -p "$NODE_CACHE"
 if ! cmp -s tests/node/package.json "$NODE_CACHE/package.json" 2>/dev/null || [ ! -d "$NODE_CACHE/node_modules/hive-driver" ]; then
   cp tests/node/package.json "$NODE_CACHE/package.json"
   (cd "$NODE_CACHE" && npm install --no-audit --no-fund --loglevel=error)
 fi
 
-echo "== fuzz targets (cargo fuzz, \${APIARY_FUZZ_SECONDS:-30} s each)"
-# cargo-fuzz builds with the sanitizer-coverage passes; on a stable toolchain RUSTC_BOOTSTRAP
-# lets it pass its -Z flags, and --sanitizer none needs no nightly runtime.
-command -v cargo-fuzz >/dev/null 2>&1 || cargo install cargo-fuzz --locked --version 0.13.2
-FUZZ_TARGET_DIR="$CACHE/fuzz-target"
-for target in thrift_decode framing hiveql; do
-  mkdir -p "$CACHE/fuzz-corpus/$target"
-  log="$CACHE/fuzz-$target.log"
-  if ! RUSTC_BOOTSTRAP=1 CARGO_TARGET_DIR="$FUZZ_TARGET_DIR" cargo fuzz run --dev --sanitizer none \
-      --fuzz-dir fuzz "$target" "$CACHE/fuzz-corpus/$target" "fuzz/corpus/$target" -- \
-      -max_total_time="${APIARY_FUZZ_SECONDS:-30}" -rss_limit_mb=4096 -max_len=65536 \
-      -print_final_stats=1 >"$log" 2>&1; then
-    tail -n 60 "$log"
-    echo "fuzz target $target failed (crash input under fuzz/artifacts/$target)"
-    exit 1
-  fi
-  grep -E "^stat::(number_of_executed_units|peak_rss_mb)" "$log" | tr '\n' ' '
-  echo "($target)"
-done
-
 echo "== client tests"
 export APIARY_NODE_MODULES="$NODE_CACHE/node_modules"
 export APIARY_BIN="$CARGO_TARGET_DIR/debug/apiary"
 export APIARY_DBT="$DBT_VENV/bin/dbt"
 export APIARY_SUPERSET_PYTHON="$SUPERSET_VENV/bin/python"
-"$VENV/bin/python" -m pytest tests/clients -q -p no:cacheprovider "$@"
+# Test files named on the command line run alone; otherwise every client test.
+paths=(tests/clients)
+for a in "$@"; do
+  case "$a" in *.py|*.py::*) paths=() ;; esac
+done
+"$VENV/bin/python" -m pytest "${paths[@]}" -q -p no:cacheprovider "$@"
