@@ -7,6 +7,7 @@ PostgreSQL metastore."""
 import os
 import shutil
 import subprocess
+import time
 
 import pytest
 from impala import dbapi as impyla
@@ -409,3 +410,47 @@ def test_time_travel_reads_need_the_tables_grants(srv):
     alice.execute("GRANT SELECT ON versioned TO USER frank")
     assert rows(frank, "SELECT a FROM versioned FOR SYSTEM_VERSION AS OF 1") == [(1,)]
     alice.execute("DROP TABLE versioned")
+
+
+def test_grant_and_roles_run_as_operations():
+    """GRANT, REVOKE and the role statements are operations: with runAsync the RPC returns at
+    once and a poll says how they ended; a query timeout or a cancel that comes before their one
+    metastore change leaves the grants as they were."""
+    from TCLIService import ttypes as T
+
+    from test_operations import execute, state, wait_for
+    s = Server(*AUTHZ, "--hiveconf", "apiary.failpoints=authz.before_change=sleep(3000)")
+    try:
+        alice = as_user(s, "alice")
+        alice.execute("CREATE TABLE granted (id INT)")
+        conn = hive.connect(host="127.0.0.1", port=s.binary_port, username="alice", auth="NONE")
+        client, session = conn._client, conn._sessionHandle
+        bob = as_user(s, "bob")
+        # Timed out in the slow step before its change: nothing granted.
+        resp = execute(client, session, "GRANT SELECT ON TABLE granted TO USER bob", timeout=1)
+        op = resp.operationHandle
+        assert state(client, op).operationState == T.TOperationState.RUNNING_STATE
+        st = wait_for(client, op, [T.TOperationState.TIMEDOUT_STATE], limit=20)
+        assert "timed out" in st.errorMessage
+        time.sleep(3)
+        assert "Permission denied" in refused(bob, "SELECT * FROM granted")
+        # Cancelled there: nothing granted either.
+        op = execute(client, session, "GRANT SELECT ON TABLE granted TO USER bob").operationHandle
+        r = client.CancelOperation(T.TCancelOperationReq(operationHandle=op))
+        assert r.status.statusCode == T.TStatusCode.SUCCESS_STATUS
+        assert state(client, op).operationState == T.TOperationState.CANCELED_STATE
+        time.sleep(3)
+        assert "Permission denied" in refused(bob, "SELECT * FROM granted")
+        # Polled to its end: granted.
+        op = execute(client, session, "GRANT SELECT ON TABLE granted TO USER bob").operationHandle
+        assert state(client, op).operationState == T.TOperationState.RUNNING_STATE
+        wait_for(client, op, [T.TOperationState.FINISHED_STATE], limit=20)
+        assert rows(bob, "SELECT count(*) FROM granted") == [(0,)]
+        # A role statement's error is the poll's.
+        op = execute(client, session, "CREATE ROLE analysts").operationHandle
+        st = wait_for(client, op, [T.TOperationState.ERROR_STATE], limit=20)
+        assert "alice is not allowed to add roles" in st.errorMessage, st.errorMessage
+        conn.close()
+    finally:
+        s.stop()
+        shutil.rmtree(s.data, ignore_errors=True)

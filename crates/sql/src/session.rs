@@ -552,6 +552,28 @@ impl SqlSession {
                 ));
             };
             let db = self.database();
+            if stmt.changes_grants() {
+                // A change of roles or grants is a task, so it runs as an operation (runAsync,
+                // queryTimeout and cancel apply): interrupted before its one metastore
+                // transaction, it changes nothing; that transaction, once begun, runs to its end.
+                let (policy, metastore) = (self.policy.clone(), self.metastore.clone());
+                let (user, mut roles) = (self.user.clone(), self.roles.clone());
+                let task = Task::cooperative(Default::default(), move |interrupt| {
+                    Box::pin(async move {
+                        crate::task::failpoint("authz.before_change").await?;
+                        if interrupt.is_cancelled() {
+                            return Err(SqlError::Cancelled);
+                        }
+                        let Some(auth) = policy.authorization() else {
+                            return Err(SqlError::ddl("authorization is not enabled".to_string()));
+                        };
+                        crate::authz::run(auth, &metastore, &user, &db, &mut roles, stmt)
+                            .await
+                            .map(|_| ())
+                    })
+                });
+                return Ok(Prepared::Task(task.with_settle(self.settle_time())));
+            }
             return crate::authz::run(
                 auth,
                 &self.metastore,

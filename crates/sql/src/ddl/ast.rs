@@ -424,5 +424,20 @@ pub enum AuthzStatement {
     },
 }
 
+impl AuthzStatement {
+    /// Whether it changes the metastore's roles or grants (and so runs as a task).
+    pub fn changes_grants(&self) -> bool {
+        matches!(
+            self,
+            AuthzStatement::CreateRole(_)
+                | AuthzStatement::DropRole(_)
+                | AuthzStatement::GrantRole { .. }
+                | AuthzStatement::RevokeRole { .. }
+                | AuthzStatement::Grant { .. }
+                | AuthzStatement::Revoke { .. }
+        )
+    }
+}
+
 /// The privileges of SQL-standard authorization on tables and views.
 pub const PRIVILEGES: [&str; 4] = ["SELECT", "INSERT", "UPDATE", "DELETE"];
