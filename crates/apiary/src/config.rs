@@ -587,6 +587,17 @@ impl ServerConfig {
         })
     }
 
+    /// A duration in seconds (or with a unit) that must not be zero.
+    fn nonzero_duration(&self, key: &str) -> Result<Duration, ConfigError> {
+        Some(self.duration(key, "s")?)
+            .filter(|d| !d.is_zero())
+            .ok_or_else(|| ConfigError::Value {
+                key: key.into(),
+                value: self.get(key).into(),
+                expected: "a duration above zero (e.g. 10s)",
+            })
+    }
+
     /// A duration in Hive's notation: a number with an optional unit; `default_unit` applies
     /// to a bare number.
     pub fn duration(&self, key: &str, default_unit: &str) -> Result<Duration, ConfigError> {
@@ -976,6 +987,8 @@ impl ServerConfig {
             spill_dir,
             spill_max_bytes: spill_max_bytes as u64,
             policy: std::sync::Arc::new(self.policy()?),
+            ddl_settle: self.duration("apiary.ddl.settle.timeout", "s")?,
+            ddl_sweep: self.nonzero_duration("apiary.ddl.recovery.interval")?,
         })
     }
 

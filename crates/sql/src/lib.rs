@@ -51,5 +51,5 @@ pub use error::SqlError;
 pub use policy::Policy;
 pub use prepared::{execute, Prepared, QueryPlan, RowStream};
 pub use session::{Engine, EngineOptions, SessionOptions, SqlSession};
-pub use task::{Task, TaskOutput, SETTLE_KEY, TASK_SETTLE};
+pub use task::{Task, TaskOutput, TASK_SETTLE};
 pub use types::HiveType;

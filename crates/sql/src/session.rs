@@ -56,11 +56,6 @@ pub(crate) fn hive_planning(builder: SessionStateBuilder) -> SessionStateBuilder
         .with_analyzer_rules(crate::typing::analyzer_rules())
 }
 
-/// The key of how often the intent journal is swept for DDL left unsettled.
-pub const SWEEP_KEY: &str = "apiary.ddl.recovery.interval";
-/// Its default.
-const DEFAULT_SWEEP: std::time::Duration = std::time::Duration::from_secs(10);
-
 /// Shared state of the SQL layer: the catalog and the execution runtime.
 #[derive(Debug)]
 pub struct Engine {
@@ -76,6 +71,8 @@ pub struct Engine {
     defaults: BTreeMap<String, String>,
     policy: Arc<Policy>,
     batch_size: usize,
+    /// How long the operation of an interrupted DDL waits for it to settle.
+    ddl_settle: std::time::Duration,
     /// Stops the intent journal's sweep when the engine goes.
     _sweep: tokio_util::sync::DropGuard,
 }
@@ -114,6 +111,12 @@ pub struct EngineOptions {
     pub spill_max_bytes: u64,
     /// What sessions may change, see, call and reach.
     pub policy: Arc<Policy>,
+    /// How long the operation of a cancelled or timed-out DDL waits for it to settle before it
+    /// stops waiting (`apiary.ddl.settle.timeout`); the DDL goes on to its end either way.
+    pub ddl_settle: std::time::Duration,
+    /// How often the server settles its own DDL left unfinished in the intent journal
+    /// (`apiary.ddl.recovery.interval`).
+    pub ddl_sweep: std::time::Duration,
 }
 
 impl EngineOptions {
@@ -127,6 +130,8 @@ impl EngineOptions {
             spill_dir: None,
             spill_max_bytes: 0,
             policy: Arc::new(Policy::permissive()),
+            ddl_settle: crate::task::TASK_SETTLE,
+            ddl_sweep: std::time::Duration::from_secs(10),
         }
     }
 }
@@ -196,6 +201,8 @@ impl Engine {
             warehouse,
             server_id,
             policy,
+            ddl_settle,
+            ddl_sweep,
             ..
         } = options;
         let warehouse = warehouse.as_path();
@@ -237,16 +244,11 @@ impl Engine {
         // DDL that could not finish or undo what it started is settled while the server runs,
         // not only at its next start.
         let sweep = tokio_util::sync::CancellationToken::new();
-        let every = defaults
-            .get(SWEEP_KEY)
-            .and_then(|v| crate::task::parse_seconds(v))
-            .filter(|d| !d.is_zero())
-            .unwrap_or(DEFAULT_SWEEP);
         crate::nonnative::sweep(
             metastore.clone(),
             handlers.clone(),
             owner.clone(),
-            every,
+            ddl_sweep,
             sweep.clone(),
         );
         Ok(Self {
@@ -266,6 +268,7 @@ impl Engine {
                 .collect(),
             policy,
             batch_size: 8192,
+            ddl_settle,
             _sweep: sweep.drop_guard(),
         })
     }
@@ -319,6 +322,7 @@ impl Engine {
             notes: Default::default(),
             interrupt: CancellationToken::new(),
             roles: RoleSetting::Default,
+            ddl_settle: self.ddl_settle,
         };
         for (k, v) in opts.hiveconf {
             session.set_conf(&k, &v)?;
@@ -357,6 +361,8 @@ pub struct SqlSession {
     interrupt: CancellationToken,
     /// The roles in force (SET ROLE), under SQL-standard authorization.
     roles: RoleSetting,
+    /// How long the operation of an interrupted DDL waits for it to settle.
+    ddl_settle: std::time::Duration,
 }
 
 impl std::fmt::Debug for SqlSession {
@@ -417,6 +423,7 @@ impl SqlSession {
             notes: Default::default(),
             interrupt: CancellationToken::new(),
             roles: self.roles.clone(),
+            ddl_settle: self.ddl_settle,
         }
     }
 
@@ -572,7 +579,7 @@ impl SqlSession {
                             .map(|_| ())
                     })
                 });
-                return Ok(Prepared::Task(task.with_settle(self.settle_time())));
+                return Ok(Prepared::Task(task.with_settle(self.ddl_settle)));
             }
             return crate::authz::run(
                 auth,
@@ -702,17 +709,8 @@ impl SqlSession {
             })
         });
         Ok(Prepared::Task(
-            task.with_output(output).with_settle(self.settle_time()),
+            task.with_output(output).with_settle(self.ddl_settle),
         ))
-    }
-
-    /// How long the operation of an interrupted DDL waits for it to settle (a server setting,
-    /// [`crate::task::SETTLE_KEY`]).
-    fn settle_time(&self) -> std::time::Duration {
-        self.defaults
-            .get(crate::task::SETTLE_KEY)
-            .and_then(|v| crate::task::parse_seconds(v))
-            .unwrap_or(crate::task::TASK_SETTLE)
     }
 
     /// Who this session's statements run as, under SQL-standard authorization.

@@ -14,9 +14,6 @@ use crate::error::SqlError;
 /// reports the interruption; the work itself goes on to its end (`apiary.ddl.settle.timeout`).
 pub const TASK_SETTLE: std::time::Duration = std::time::Duration::from_secs(30);
 
-/// The key of the time an interrupted DDL has to settle before its operation stops waiting.
-pub const SETTLE_KEY: &str = "apiary.ddl.settle.timeout";
-
 type TaskWork = Box<
     dyn FnOnce(
             CancellationToken,
@@ -199,39 +196,5 @@ where
             format!("org.apache.hadoop.hive.ql.exec.MoveTask. file task failed: {e}"),
             e,
         )),
-    }
-}
-
-/// A duration as the server's keys write it: a number of seconds, or a number with `ms`, `s`,
-/// `m` or `h`.
-pub(crate) fn parse_seconds(v: &str) -> Option<std::time::Duration> {
-    let v = v.trim().to_ascii_lowercase();
-    let split = v.find(|c: char| !c.is_ascii_digit()).unwrap_or(v.len());
-    let (n, unit) = v.split_at(split);
-    let n: u64 = n.parse().ok()?;
-    let ms = match unit.trim() {
-        "ms" => n,
-        "" | "s" => n.checked_mul(1000)?,
-        "m" => n.checked_mul(60_000)?,
-        "h" => n.checked_mul(3_600_000)?,
-        _ => return None,
-    };
-    Some(std::time::Duration::from_millis(ms))
-}
-
-#[cfg(test)]
-mod tests {
-    use std::time::Duration;
-
-    #[test]
-    fn durations_of_the_server_keys() {
-        assert_eq!(super::parse_seconds("30"), Some(Duration::from_secs(30)));
-        assert_eq!(super::parse_seconds("3s"), Some(Duration::from_secs(3)));
-        assert_eq!(
-            super::parse_seconds("500ms"),
-            Some(Duration::from_millis(500))
-        );
-        assert_eq!(super::parse_seconds(" 2m "), Some(Duration::from_secs(120)));
-        assert_eq!(super::parse_seconds("soon"), None);
     }
 }
