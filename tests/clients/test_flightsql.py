@@ -1,8 +1,9 @@
 """Arrow Flight SQL, the second front end on the same gateway, through real clients: ADBC's
 Flight SQL driver (DB-API cursors, Arrow tables, object listings, bulk parameters) and a bare
 pyarrow.flight client. Values are checked one by one against what a HiveServer2 client gets
-for the same query; DDL and INSERT cross between the two front ends; cancel, refused tokens
-and vanished clients leave the server as it was."""
+for the same query; DDL and INSERT cross between the two front ends; errors carry the SQLSTATE
+and Hive error code HiveServer2 gives them; cancel, refused tokens and vanished clients leave
+the server as it was."""
 
 import socket
 import threading
@@ -16,7 +17,7 @@ import clients
 import flight
 import hive_types
 from conftest import Server
-from test_operations import ENDLESS, cpu_drops
+from test_operations import ENDLESS, cpu_drops, execute
 
 
 @pytest.fixture
@@ -106,6 +107,78 @@ def test_errors_have_hive_texts(conn):
     # The session still works.
     cur.execute("SELECT 2")
     assert cur.fetchall() == [(2,)]
+
+
+class HeaderRecorder(fl.ClientMiddlewareFactory):
+    """pyarrow.flight client middleware keeping, call by call, the metadata the server sent:
+    the reply's headers, or its trailers when there were none (gRPC puts a failed call's status
+    and its metadata in the trailers, and pyarrow hands those to the middleware)."""
+
+    def __init__(self):
+        super().__init__()
+        self.calls = []
+
+    def start_call(self, info):
+        seen = {}
+        self.calls.append(seen)
+        return _Recorded(seen)
+
+
+class _Recorded(fl.ClientMiddleware):
+    """One call's metadata, as {key: [values]}."""
+
+    def __init__(self, seen):
+        super().__init__()
+        self.seen = seen
+
+    def received_headers(self, headers):
+        for key, values in headers.items():
+            self.seen.setdefault(key, []).extend(values)
+
+
+def test_errors_carry_the_sqlstate_and_hive_code_hs2_gives(server):
+    """A failed call's status carries the SQLSTATE and Hive's error code in its metadata
+    (x-hive-sqlstate, x-hive-error-code): for a failing statement the same ones HiveServer2's
+    TStatus has, for a refused token those of a refused login."""
+    sql = "SELECT * FROM no_such_table"
+    hs2 = clients.pyhive_none(server)
+    st = execute(hs2._client, hs2._sessionHandle, sql, run_async=False).status
+    hs2.close()
+    assert (st.sqlState, st.errorCode) == ("42S02", 10001), st
+
+    recorder = HeaderRecorder()
+    client = fl.FlightClient(f"grpc://127.0.0.1:{server.flight_port}", middleware=[recorder])
+    options = fl.FlightCallOptions(headers=[client.authenticate_basic_token("carol", "pw")])
+    with pytest.raises(Exception) as e:  # pyarrow raises ArrowInvalid for INVALID_ARGUMENT
+        info = client.get_flight_info(flight.statement_query(sql), options)
+        client.do_get(info.endpoints[0].ticket, options).read_all()
+    assert "Table not found 'no_such_table'" in str(e.value)
+    failed = recorder.calls[-1]
+    assert failed.get("x-hive-sqlstate") == [st.sqlState], failed
+    assert failed.get("x-hive-error-code") == [str(st.errorCode)], failed
+
+    # A forged bearer token, and none at all: Unauthenticated, with a refused login's SQLSTATE.
+    forged = fl.FlightCallOptions(headers=[(b"authorization", b"Bearer " + b"ab" * 32)])
+    for call_options in (forged, fl.FlightCallOptions()):
+        with pytest.raises(fl.FlightUnauthenticatedError):
+            client.get_flight_info(flight.statement_query("SELECT 1"), call_options)
+        refused = recorder.calls[-1]
+        assert refused.get("x-hive-sqlstate") == ["08S01"], refused
+        assert refused.get("x-hive-error-code") == ["0"], refused
+    client.close()
+
+    # ADBC's Flight SQL driver hands the status's metadata on as the error's details.
+    conn = flight.adbc_connect(server)
+    try:
+        cur = conn.cursor()
+        with pytest.raises(Exception) as e:
+            cur.execute(sql)
+            cur.fetchall()
+        details = dict(getattr(e.value, "details", None) or [])
+        assert details.get("x-hive-sqlstate") == st.sqlState.encode(), e.value
+        assert details.get("x-hive-error-code") == str(st.errorCode).encode(), e.value
+    finally:
+        conn.close()
 
 
 def test_set_and_use_belong_to_the_session(server, conn):

@@ -11,10 +11,15 @@
 //! the memory, as for HiveServer2). A statement without a result set (DDL, INSERT, SET)
 //! runs to its end inside GetFlightInfo or CommandStatementUpdate, so its error is the
 //! call's error.
+//!
+//! Errors are [`FlightSqlError`]s, and become gRPC statuses in one place: each status carries
+//! the SQLSTATE and Hive error code HiveServer2 gives the same failure, in its metadata keys
+//! [`SQLSTATE_KEY`] (`x-hive-sqlstate`) and [`ERROR_CODE_KEY`] (`x-hive-error-code`).
 
 #![warn(missing_docs)]
 
 mod conn;
+mod error;
 mod params;
 mod service;
 mod types;
@@ -29,6 +34,7 @@ use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
+pub use error::{FlightSqlError, ERROR_CODE_KEY, SQLSTATE_KEY};
 pub use service::ApiaryFlightSql;
 
 /// Settings of the Flight SQL endpoint.
@@ -72,7 +78,7 @@ impl Default for FlightSqlConfig {
 
 /// Error starting the endpoint.
 #[derive(Debug, thiserror::Error)]
-pub enum FlightSqlError {
+pub enum StartError {
     /// The address could not be bound.
     #[error("cannot listen on {addr}: {source}")]
     Bind {
@@ -95,20 +101,17 @@ pub struct FlightSqlEndpoint {
 
 impl FlightSqlEndpoint {
     /// Binds and starts serving.
-    pub async fn start(
-        gateway: Arc<Gateway>,
-        config: FlightSqlConfig,
-    ) -> Result<Self, FlightSqlError> {
+    pub async fn start(gateway: Arc<Gateway>, config: FlightSqlConfig) -> Result<Self, StartError> {
         let addr = format!("{}:{}", config.bind, config.port);
         let listener = TcpListener::bind(&addr)
             .await
-            .map_err(|source| FlightSqlError::Bind {
+            .map_err(|source| StartError::Bind {
                 addr: addr.clone(),
                 source,
             })?;
         let bound = listener
             .local_addr()
-            .map_err(|source| FlightSqlError::Bind { addr, source })?;
+            .map_err(|source| StartError::Bind { addr, source })?;
         let service = FlightServiceServer::new(ApiaryFlightSql::new(gateway))
             .max_decoding_message_size(config.max_message_size)
             .max_encoding_message_size(config.max_message_size);

@@ -32,6 +32,7 @@ use prost::Message;
 use tonic::metadata::MetadataMap;
 use tonic::{Request, Response, Status, Streaming};
 
+use crate::error::FlightSqlError;
 use crate::types::{conform, flight_schema, sql_info, xdbc_types, CATALOG};
 
 /// Rows asked of the operation per fetch while streaming (a few of DataFusion's batches).
@@ -66,32 +67,6 @@ impl std::fmt::Debug for ApiaryFlightSql {
     }
 }
 
-/// The one place gateway errors become Flight statuses: Hive's message, with the SQLSTATE
-/// and Hive's error code in the status's metadata.
-fn status(e: &GatewayError) -> Status {
-    let message = e.message();
-    let mut s = match e {
-        GatewayError::InvalidHandle(_) => Status::not_found(message),
-        GatewayError::Timeout(_) => Status::deadline_exceeded(message),
-        GatewayError::Busy(_) => Status::resource_exhausted(message),
-        GatewayError::Unsupported(_) => Status::unimplemented(message),
-        GatewayError::Internal(_) => Status::internal(message),
-        GatewayError::InvalidState(_) => Status::failed_precondition(message),
-        GatewayError::Authentication(_) => Status::unauthenticated(message),
-        GatewayError::Proxy(_) => Status::permission_denied(message),
-        GatewayError::Sql(_) | GatewayError::Failed(_) | GatewayError::Refused(_) => {
-            Status::invalid_argument(message)
-        }
-    };
-    if let Some(state) = e.sql_state().and_then(|v| v.parse().ok()) {
-        s.metadata_mut().insert("x-hive-sqlstate", state);
-    }
-    if let Ok(code) = e.error_code().to_string().parse() {
-        s.metadata_mut().insert("x-hive-error-code", code);
-    }
-    s
-}
-
 fn handle_bytes(h: &Handle) -> Vec<u8> {
     let mut v = Vec::with_capacity(32);
     v.extend_from_slice(&h.guid);
@@ -112,15 +87,10 @@ fn handle_of(bytes: &[u8]) -> Option<Handle> {
 /// Unlike an operation's handle (32 bytes), it names nothing that must still exist.
 const NO_ROWS_TICKET: &[u8] = b"apiary:no-rows";
 
-fn unknown_statement() -> Status {
-    Status::not_found("Invalid OperationHandle: no such statement in this session")
-}
-
+/// An error out of Arrow's Flight encoder as the status a stream ends with (through the one
+/// conversion of [`FlightSqlError`]).
 fn flight_err(e: FlightError) -> Status {
-    match e {
-        FlightError::Tonic(s) => *s,
-        other => Status::internal(other.to_string()),
-    }
+    FlightSqlError::from(e).into()
 }
 
 /// Closes the operation once its stream ends or the client goes away.
@@ -149,7 +119,7 @@ impl ApiaryFlightSql {
 
     /// The session the call's bearer token names; refused when there is none, it is forged,
     /// or its session has ended.
-    fn session(&self, metadata: &MetadataMap) -> Result<Handle, Status> {
+    fn session(&self, metadata: &MetadataMap) -> Result<Handle, FlightSqlError> {
         let header = metadata
             .get("authorization")
             .and_then(|v| v.to_str().ok())
@@ -158,16 +128,18 @@ impl ApiaryFlightSql {
             .strip_prefix("Bearer ")
             .or_else(|| header.strip_prefix("bearer "))
         else {
-            return Err(Status::unauthenticated(
+            return Err(FlightSqlError::unauthenticated(
                 "authenticate first: a Flight handshake with a user name and password gives the bearer token every call carries",
             ));
         };
         let Some(handle) = self.tokens.lock().get(token.trim()).copied() else {
-            return Err(Status::unauthenticated("invalid or expired bearer token"));
+            return Err(FlightSqlError::unauthenticated(
+                "invalid or expired bearer token",
+            ));
         };
         if self.gateway.session(&handle).is_err() {
             self.tokens.lock().remove(token.trim());
-            return Err(Status::unauthenticated(
+            return Err(FlightSqlError::unauthenticated(
                 "the session of this bearer token has ended; authenticate again",
             ));
         }
@@ -175,14 +147,18 @@ impl ApiaryFlightSql {
     }
 
     /// An operation of `session`, or the answer for an unknown handle.
-    fn operation_of(&self, session: &Handle, bytes: &[u8]) -> Result<Arc<Operation>, Status> {
-        let h = handle_of(bytes).ok_or_else(unknown_statement)?;
+    fn operation_of(
+        &self,
+        session: &Handle,
+        bytes: &[u8],
+    ) -> Result<Arc<Operation>, FlightSqlError> {
+        let h = handle_of(bytes).ok_or(FlightSqlError::UnknownStatement)?;
         let op = self
             .gateway
             .operation(&h)
-            .map_err(|_| unknown_statement())?;
+            .map_err(|_| FlightSqlError::UnknownStatement)?;
         if op.session() != *session {
-            return Err(unknown_statement());
+            return Err(FlightSqlError::UnknownStatement);
         }
         Ok(op)
     }
@@ -195,12 +171,11 @@ impl ApiaryFlightSql {
         session: &Handle,
         sql: &str,
         descriptor: FlightDescriptor,
-    ) -> Result<FlightInfo, Status> {
+    ) -> Result<FlightInfo, FlightSqlError> {
         let op = self
             .gateway
             .execute_statement(session, sql, &BTreeMap::new(), true, 0)
-            .await
-            .map_err(|e| status(&e))?;
+            .await?;
         let (schema, handle) = match op.schema() {
             Some(s) if op.has_result_set() => (flight_schema(s, None), handle_bytes(&op.handle())),
             _ => {
@@ -213,7 +188,7 @@ impl ApiaryFlightSql {
         };
         let info = FlightInfo::new()
             .try_with_schema(&schema)
-            .map_err(|e| Status::internal(e.to_string()))?
+            .map_err(|e| FlightSqlError::internal(e.to_string()))?
             .with_endpoint(
                 FlightEndpoint::new().with_ticket(Ticket::new(ticket.as_any().encode_to_vec())),
             )
@@ -224,12 +199,11 @@ impl ApiaryFlightSql {
     }
 
     /// Runs a statement to its end (CommandStatementUpdate and prepared updates).
-    async fn run_update(&self, session: &Handle, sql: &str) -> Result<(), Status> {
+    async fn run_update(&self, session: &Handle, sql: &str) -> Result<(), FlightSqlError> {
         let op = self
             .gateway
             .execute_statement(session, sql, &BTreeMap::new(), true, 0)
-            .await
-            .map_err(|e| status(&e))?;
+            .await?;
         self.settle(op).await
     }
 
@@ -237,19 +211,17 @@ impl ApiaryFlightSql {
     /// the call's error. The operation is closed when this returns, and also when the client
     /// goes away first (the statement is then cancelled, and a DDL undone or finished as the
     /// journal says).
-    async fn settle(&self, op: Arc<Operation>) -> Result<(), Status> {
+    async fn settle(&self, op: Arc<Operation>) -> Result<(), FlightSqlError> {
         let _close = CloseOnDrop {
             gateway: self.gateway.clone(),
             operation: op.handle(),
         };
         match op.wait_ready().await {
             OperationState::Finished => Ok(()),
-            OperationState::Canceled | OperationState::Closed => {
-                Err(Status::cancelled("Query was cancelled"))
-            }
+            OperationState::Canceled | OperationState::Closed => Err(FlightSqlError::Cancelled),
             _ => Err(match op.status().error {
-                Some(e) => status(&GatewayError::Failed(e)),
-                None => Status::internal("the statement failed"),
+                Some(e) => FlightSqlError::Gateway(GatewayError::Failed(e)),
+                None => FlightSqlError::internal("the statement failed"),
             }),
         }
     }
@@ -279,10 +251,18 @@ impl ApiaryFlightSql {
                         rows.batches.into_iter().map(Ok).collect();
                     Some((futures::stream::iter(items), (op, guard, end)))
                 }
-                Err(e) => Some((
-                    futures::stream::iter(vec![Err(FlightError::Tonic(Box::new(status(&e))))]),
-                    (op, guard, true),
-                )),
+                Err(e) => {
+                    // A query cancelled under the reader ends its stream as cancelled.
+                    let e = if op.state() == OperationState::Canceled {
+                        FlightSqlError::Cancelled
+                    } else {
+                        FlightSqlError::Gateway(e)
+                    };
+                    Some((
+                        futures::stream::iter(vec![Err(e.into_flight())]),
+                        (op, guard, true),
+                    ))
+                }
             }
         })
         .flatten();
@@ -305,7 +285,7 @@ impl ApiaryFlightSql {
         command: &impl ProstMessageExt,
         schema: &Schema,
         request: Request<FlightDescriptor>,
-    ) -> Result<Response<FlightInfo>, Status> {
+    ) -> Result<Response<FlightInfo>, FlightSqlError> {
         self.session(request.metadata())?;
         Ok(Response::new(command_info(
             command,
@@ -319,10 +299,10 @@ fn command_info(
     command: &impl ProstMessageExt,
     schema: &Schema,
     descriptor: FlightDescriptor,
-) -> Result<FlightInfo, Status> {
+) -> Result<FlightInfo, FlightSqlError> {
     Ok(FlightInfo::new()
         .try_with_schema(schema)
-        .map_err(|e| Status::internal(e.to_string()))?
+        .map_err(|e| FlightSqlError::internal(e.to_string()))?
         .with_endpoint(
             FlightEndpoint::new().with_ticket(Ticket::new(command.as_any().encode_to_vec())),
         )
@@ -334,8 +314,8 @@ fn command_info(
 /// One batch as a DoGet stream.
 fn one_batch<E: std::fmt::Display>(
     batch: Result<RecordBatch, E>,
-) -> Result<Response<Stream_<arrow_flight::FlightData>>, Status> {
-    let batch = batch.map_err(|e| Status::internal(e.to_string()))?;
+) -> Result<Response<Stream_<arrow_flight::FlightData>>, FlightSqlError> {
+    let batch = batch.map_err(|e| FlightSqlError::internal(e.to_string()))?;
     let stream = FlightDataEncoderBuilder::new()
         .with_schema(batch.schema())
         .build(futures::stream::once(async move { Ok(batch) }))
@@ -344,7 +324,9 @@ fn one_batch<E: std::fmt::Display>(
 }
 
 /// The parameter rows a DoPut carries.
-async fn read_batches(stream: PeekableFlightDataStream) -> Result<Option<RecordBatch>, Status> {
+async fn read_batches(
+    stream: PeekableFlightDataStream,
+) -> Result<Option<RecordBatch>, FlightSqlError> {
     let batches: Vec<RecordBatch> =
         // The stream itself, not its inner one: the first message (the descriptor and the
         // schema) was peeked at to route the call and would be lost.
@@ -353,12 +335,18 @@ async fn read_batches(stream: PeekableFlightDataStream) -> Result<Option<RecordB
         )
         .try_collect()
         .await
-        .map_err(flight_err)?;
+        .map_err(|e| match e {
+            // Data the client sent that does not decode as Arrow.
+            FlightError::Arrow(_) | FlightError::DecodeError(_) | FlightError::ProtocolError(_) => {
+                FlightSqlError::invalid_argument(e.to_string())
+            }
+            other => other.into(),
+        })?;
     match batches.first() {
         None => Ok(None),
         Some(first) => arrow::compute::concat_batches(&first.schema(), &batches)
             .map(Some)
-            .map_err(|e| Status::invalid_argument(e.to_string())),
+            .map_err(|e| FlightSqlError::invalid_argument(e.to_string())),
     }
 }
 
@@ -380,23 +368,24 @@ impl arrow_flight::sql::server::FlightSqlService for ApiaryFlightSql {
             .strip_prefix("Basic ")
             .or_else(|| header.strip_prefix("basic "))
         else {
-            return Err(Status::unauthenticated(
+            return Err(FlightSqlError::unauthenticated(
                 "the handshake needs HTTP Basic credentials (authorization: Basic ...)",
-            ));
+            )
+            .into());
         };
         // With or without padding: Arrow's Go client (ADBC) sends it unpadded.
         let decoded = base64::engine::general_purpose::STANDARD_NO_PAD
             .decode(encoded.trim().trim_end_matches('='))
             .ok()
             .and_then(|b| String::from_utf8(b).ok())
-            .ok_or_else(|| Status::unauthenticated("malformed Basic credentials"))?;
+            .ok_or_else(|| FlightSqlError::unauthenticated("malformed Basic credentials"))?;
         let (user, password) = decoded.split_once(':').unwrap_or((decoded.as_str(), ""));
         // The same check as the HiveServer2 ports: NONE accepts anyone, a password mode asks
         // its directory. A refused handshake gets no token and holds nothing.
         self.gateway
             .authenticate(request.remote_addr().map(|a| a.ip()), user, password)
             .await
-            .map_err(|e| status(&e))?;
+            .map_err(FlightSqlError::from)?;
         let client = Client {
             user: if user.is_empty() {
                 "anonymous".into()
@@ -410,7 +399,7 @@ impl arrow_flight::sql::server::FlightSqlService for ApiaryFlightSql {
             .gateway
             .open_session(&client, SessionRequest::default())
             .await
-            .map_err(|e| status(&e))?;
+            .map_err(FlightSqlError::from)?;
         let token = hex(&rand::random::<[u8; 32]>());
         {
             let mut tokens = self.tokens.lock();
@@ -432,7 +421,7 @@ impl arrow_flight::sql::server::FlightSqlService for ApiaryFlightSql {
             Response::new(Box::pin(futures::stream::iter(vec![Ok(response)])));
         let value = format!("Bearer {token}")
             .parse()
-            .map_err(|_| Status::internal("cannot encode the token"))?;
+            .map_err(|_| FlightSqlError::internal("cannot encode the token"))?;
         resp.metadata_mut().insert("authorization", value);
         Ok(resp)
     }
@@ -534,7 +523,7 @@ impl arrow_flight::sql::server::FlightSqlService for ApiaryFlightSql {
         let key = cmd.prepared_statement_handle.to_vec();
         match self.prepared.lock().get_mut(&key) {
             Some(p) if p.session == session => p.params = params,
-            _ => return Err(unknown_statement()),
+            _ => return Err(FlightSqlError::UnknownStatement.into()),
         }
         Ok(DoPutPreparedStatementResult {
             prepared_statement_handle: Some(cmd.prepared_statement_handle),
@@ -552,14 +541,14 @@ impl arrow_flight::sql::server::FlightSqlService for ApiaryFlightSql {
         let key = cmd.prepared_statement_handle.to_vec();
         let (sql, params) = match self.prepared.lock().get(&key) {
             Some(p) if p.session == session => (p.sql.clone(), sent.or_else(|| p.params.clone())),
-            _ => return Err(unknown_statement()),
+            _ => return Err(FlightSqlError::UnknownStatement.into()),
         };
         match params {
             None => self.run_update(&session, &sql).await?,
             Some(rows) => {
                 // Many rows of an INSERT .. VALUES run as one INSERT: all land or none.
                 for text in
-                    crate::params::bind_all(&sql, &rows).map_err(Status::invalid_argument)?
+                    crate::params::bind_all(&sql, &rows).map_err(FlightSqlError::InvalidArgument)?
                 {
                     self.run_update(&session, &text).await?;
                 }
@@ -574,7 +563,7 @@ impl arrow_flight::sql::server::FlightSqlService for ApiaryFlightSql {
         request: Request<FlightDescriptor>,
     ) -> Result<Response<FlightInfo>, Status> {
         let schema = query.into_builder().schema();
-        self.command_info(&query, &schema, request)
+        Ok(self.command_info(&query, &schema, request)?)
     }
 
     async fn do_get_catalogs(
@@ -585,7 +574,7 @@ impl arrow_flight::sql::server::FlightSqlService for ApiaryFlightSql {
         self.session(request.metadata())?;
         let mut b = query.into_builder();
         b.append(CATALOG);
-        one_batch(b.build())
+        Ok(one_batch(b.build())?)
     }
 
     async fn get_flight_info_schemas(
@@ -594,7 +583,7 @@ impl arrow_flight::sql::server::FlightSqlService for ApiaryFlightSql {
         request: Request<FlightDescriptor>,
     ) -> Result<Response<FlightInfo>, Status> {
         let schema = query.clone().into_builder().schema();
-        self.command_info(&query, &schema, request)
+        Ok(self.command_info(&query, &schema, request)?)
     }
 
     async fn do_get_schemas(
@@ -607,7 +596,7 @@ impl arrow_flight::sql::server::FlightSqlService for ApiaryFlightSql {
             self.gateway
                 .databases(&session, query.db_schema_filter_pattern.as_deref())
                 .await
-                .map_err(|e| status(&e))?
+                .map_err(FlightSqlError::from)?
         } else {
             vec![]
         };
@@ -615,7 +604,7 @@ impl arrow_flight::sql::server::FlightSqlService for ApiaryFlightSql {
         for n in names {
             b.append(CATALOG, n);
         }
-        one_batch(b.build())
+        Ok(one_batch(b.build())?)
     }
 
     async fn get_flight_info_tables(
@@ -624,7 +613,7 @@ impl arrow_flight::sql::server::FlightSqlService for ApiaryFlightSql {
         request: Request<FlightDescriptor>,
     ) -> Result<Response<FlightInfo>, Status> {
         let schema = query.clone().into_builder().schema();
-        self.command_info(&query, &schema, request)
+        Ok(self.command_info(&query, &schema, request)?)
     }
 
     async fn do_get_tables(
@@ -643,7 +632,7 @@ impl arrow_flight::sql::server::FlightSqlService for ApiaryFlightSql {
                     types.as_deref(),
                 )
                 .await
-                .map_err(|e| status(&e))?
+                .map_err(FlightSqlError::from)?
         } else {
             vec![]
         };
@@ -651,9 +640,9 @@ impl arrow_flight::sql::server::FlightSqlService for ApiaryFlightSql {
         for t in tables {
             let schema = flight_schema(&t.schema, Some((&t.database, &t.name)));
             b.append(CATALOG, &t.database, &t.name, t.kind, &schema)
-                .map_err(|e| Status::internal(e.to_string()))?;
+                .map_err(|e| FlightSqlError::internal(e.to_string()))?;
         }
-        one_batch(b.build())
+        Ok(one_batch(b.build())?)
     }
 
     async fn get_flight_info_table_types(
@@ -662,7 +651,7 @@ impl arrow_flight::sql::server::FlightSqlService for ApiaryFlightSql {
         request: Request<FlightDescriptor>,
     ) -> Result<Response<FlightInfo>, Status> {
         let schema = query.into_builder().schema();
-        self.command_info(&query, &schema, request)
+        Ok(self.command_info(&query, &schema, request)?)
     }
 
     async fn do_get_table_types(
@@ -674,7 +663,7 @@ impl arrow_flight::sql::server::FlightSqlService for ApiaryFlightSql {
         let mut b = query.into_builder();
         b.append("TABLE");
         b.append("VIEW");
-        one_batch(b.build())
+        Ok(one_batch(b.build())?)
     }
 
     async fn get_flight_info_sql_info(
@@ -685,9 +674,9 @@ impl arrow_flight::sql::server::FlightSqlService for ApiaryFlightSql {
         let info = self
             .sql_info
             .as_ref()
-            .ok_or_else(|| Status::internal("no SQL info"))?;
+            .ok_or_else(|| FlightSqlError::internal("no SQL info"))?;
         let schema = query.clone().into_builder(info).schema();
-        self.command_info(&query, &schema, request)
+        Ok(self.command_info(&query, &schema, request)?)
     }
 
     async fn do_get_sql_info(
@@ -699,8 +688,8 @@ impl arrow_flight::sql::server::FlightSqlService for ApiaryFlightSql {
         let info = self
             .sql_info
             .as_ref()
-            .ok_or_else(|| Status::internal("no SQL info"))?;
-        one_batch(query.into_builder(info).build())
+            .ok_or_else(|| FlightSqlError::internal("no SQL info"))?;
+        Ok(one_batch(query.into_builder(info).build())?)
     }
 
     async fn get_flight_info_primary_keys(
@@ -708,7 +697,7 @@ impl arrow_flight::sql::server::FlightSqlService for ApiaryFlightSql {
         query: CommandGetPrimaryKeys,
         request: Request<FlightDescriptor>,
     ) -> Result<Response<FlightInfo>, Status> {
-        self.command_info(&query, &primary_keys_schema(), request)
+        Ok(self.command_info(&query, &primary_keys_schema(), request)?)
     }
 
     async fn do_get_primary_keys(
@@ -718,7 +707,9 @@ impl arrow_flight::sql::server::FlightSqlService for ApiaryFlightSql {
     ) -> Result<Response<Stream_<arrow_flight::FlightData>>, Status> {
         self.session(request.metadata())?;
         // Hive tables declare no primary keys: an empty result of Flight SQL's shape.
-        one_batch::<Status>(Ok(RecordBatch::new_empty(Arc::new(primary_keys_schema()))))
+        Ok(one_batch::<FlightSqlError>(Ok(RecordBatch::new_empty(
+            Arc::new(primary_keys_schema()),
+        )))?)
     }
 
     async fn get_flight_info_xdbc_type_info(
@@ -729,8 +720,8 @@ impl arrow_flight::sql::server::FlightSqlService for ApiaryFlightSql {
         let types = self
             .xdbc
             .as_ref()
-            .ok_or_else(|| Status::internal("no type info"))?;
-        self.command_info(&query, &types.schema(), request)
+            .ok_or_else(|| FlightSqlError::internal("no type info"))?;
+        Ok(self.command_info(&query, &types.schema(), request)?)
     }
 
     async fn do_get_xdbc_type_info(
@@ -742,8 +733,8 @@ impl arrow_flight::sql::server::FlightSqlService for ApiaryFlightSql {
         let types = self
             .xdbc
             .as_ref()
-            .ok_or_else(|| Status::internal("no type info"))?;
-        one_batch(types.record_batch(query.data_type))
+            .ok_or_else(|| FlightSqlError::internal("no type info"))?;
+        Ok(one_batch(types.record_batch(query.data_type))?)
     }
 
     async fn do_action_cancel_query(
@@ -752,8 +743,8 @@ impl arrow_flight::sql::server::FlightSqlService for ApiaryFlightSql {
         request: Request<Action>,
     ) -> Result<ActionCancelQueryResult, Status> {
         let session = self.session(request.metadata())?;
-        let info =
-            FlightInfo::decode(query.info).map_err(|e| Status::invalid_argument(e.to_string()))?;
+        let info = FlightInfo::decode(query.info)
+            .map_err(|e| FlightSqlError::invalid_argument(e.to_string()))?;
         let cancelled = self.cancel_info(&session, &info).await?;
         // CANCEL_RESULT_CANCELLED = 1, NOT_CANCELLABLE = 3.
         Ok(ActionCancelQueryResult {
@@ -766,20 +757,21 @@ impl arrow_flight::sql::server::FlightSqlService for ApiaryFlightSql {
         request: Request<Action>,
     ) -> Result<Response<Stream_<arrow_flight::Result>>, Status> {
         if request.get_ref().r#type == CLOSE_SESSION {
-            return self.close_session(request.metadata());
+            return Ok(self.close_session(request.metadata())?);
         }
         if request.get_ref().r#type != CANCEL_FLIGHT_INFO {
-            return Err(Status::invalid_argument(format!(
+            return Err(FlightSqlError::invalid_argument(format!(
                 "unknown action {:?}",
                 request.get_ref().r#type
-            )));
+            ))
+            .into());
         }
         let session = self.session(request.metadata())?;
         let req = CancelFlightInfoRequest::decode(request.get_ref().body.clone())
-            .map_err(|e| Status::invalid_argument(e.to_string()))?;
-        let info = req
-            .info
-            .ok_or_else(|| Status::invalid_argument("CancelFlightInfo needs the FlightInfo"))?;
+            .map_err(|e| FlightSqlError::invalid_argument(e.to_string()))?;
+        let info = req.info.ok_or_else(|| {
+            FlightSqlError::invalid_argument("CancelFlightInfo needs the FlightInfo")
+        })?;
         let cancelled = self.cancel_info(&session, &info).await?;
         let result = CancelFlightInfoResult {
             status: if cancelled {
@@ -805,7 +797,7 @@ impl ApiaryFlightSql {
     fn close_session(
         &self,
         metadata: &MetadataMap,
-    ) -> Result<Response<Stream_<arrow_flight::Result>>, Status> {
+    ) -> Result<Response<Stream_<arrow_flight::Result>>, FlightSqlError> {
         let session = self.session(metadata)?;
         self.tokens.lock().retain(|_, h| *h != session);
         self.prepared.lock().retain(|_, p| p.session != session);
@@ -821,18 +813,18 @@ impl ApiaryFlightSql {
     }
 
     /// The text of a prepared query with its one row of parameters bound.
-    fn bound_query(&self, session: &Handle, handle: &[u8]) -> Result<String, Status> {
+    fn bound_query(&self, session: &Handle, handle: &[u8]) -> Result<String, FlightSqlError> {
         let prepared = self.prepared.lock();
         let p = prepared
             .get(handle)
             .filter(|p| p.session == *session)
-            .ok_or_else(unknown_statement)?;
+            .ok_or(FlightSqlError::UnknownStatement)?;
         match &p.params {
             None => Ok(p.sql.clone()),
             Some(rows) if rows.num_rows() == 1 => {
-                crate::params::bind(&p.sql, rows, 0).map_err(Status::invalid_argument)
+                crate::params::bind(&p.sql, rows, 0).map_err(FlightSqlError::InvalidArgument)
             }
-            Some(rows) => Err(Status::invalid_argument(format!(
+            Some(rows) => Err(FlightSqlError::invalid_argument(format!(
                 "a prepared query takes one row of parameters; {} were bound",
                 rows.num_rows()
             ))),
@@ -840,7 +832,11 @@ impl ApiaryFlightSql {
     }
 
     /// Cancels the operations a FlightInfo's tickets name; whether any was running.
-    async fn cancel_info(&self, session: &Handle, info: &FlightInfo) -> Result<bool, Status> {
+    async fn cancel_info(
+        &self,
+        session: &Handle,
+        info: &FlightInfo,
+    ) -> Result<bool, FlightSqlError> {
         let mut cancelled = false;
         for endpoint in &info.endpoint {
             let Some(ticket) = &endpoint.ticket else {
@@ -860,10 +856,7 @@ impl ApiaryFlightSql {
             if op.state().is_terminal() {
                 continue;
             }
-            self.gateway
-                .cancel_operation(&op.handle())
-                .await
-                .map_err(|e| status(&e))?;
+            self.gateway.cancel_operation(&op.handle()).await?;
             cancelled = true;
         }
         Ok(cancelled)
