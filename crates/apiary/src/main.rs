@@ -1,6 +1,8 @@
 //! `apiary`: a HiveServer2-compatible SQL gateway on DataFusion. This binary only wires the
 //! configuration and starts the endpoints.
 
+#![warn(missing_docs)]
+
 mod config;
 
 use std::path::PathBuf;

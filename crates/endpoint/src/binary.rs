@@ -21,15 +21,16 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
+use crate::accept::accept_loop;
+use crate::config::{AuthMode, EndpointConfig};
 use crate::service::{handle_message, CallOutcome};
-use crate::{AuthMode, EndpointConfig};
 
 /// Largest handshake payload accepted (mechanism name, PLAIN credentials).
 const MAX_HANDSHAKE_PAYLOAD: usize = 64 * 1024;
 /// Bytes read from a NOSASL stream at a time.
 const READ_CHUNK: usize = 64 * 1024;
 
-/// Accepts binary connections until `shutdown` fires (see [`crate::accept_loop`]).
+/// Accepts binary connections until `shutdown` fires (see [`accept_loop`]).
 pub async fn serve(
     listener: TcpListener,
     gateway: Arc<Gateway>,
@@ -37,7 +38,7 @@ pub async fn serve(
     shutdown: CancellationToken,
 ) {
     let (cfg, stop) = (config.clone(), shutdown.clone());
-    crate::accept_loop(
+    accept_loop(
         "binary",
         listener,
         config,

@@ -17,10 +17,11 @@ use hyper_util::rt::TokioIo;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
+use crate::accept::accept_loop;
+use crate::config::{AuthMode, EndpointConfig};
 use crate::service::{handle_message, CallOutcome};
-use crate::{AuthMode, EndpointConfig};
 
-/// Accepts HTTP connections until `shutdown` fires (see [`crate::accept_loop`]).
+/// Accepts HTTP connections until `shutdown` fires (see [`accept_loop`]).
 pub async fn serve(
     listener: TcpListener,
     gateway: Arc<Gateway>,
@@ -28,7 +29,7 @@ pub async fn serve(
     shutdown: CancellationToken,
 ) {
     let (cfg, stop) = (config.clone(), shutdown.clone());
-    crate::accept_loop("http", listener, config, shutdown, move |stream, peer, _| {
+    accept_loop("http", listener, config, shutdown, move |stream, peer, _| {
         let (gw, cfg, stop) = (gateway.clone(), cfg.clone(), stop.clone());
         async move {
             let svc_cfg = cfg.clone();

@@ -8,6 +8,8 @@
 //! - `sleep(ms)`: the step waits, so a test can kill the server from outside meanwhile;
 //! - `panic`: the step panics, as a bug would, to prove a panic stays inside its operation.
 
+#![warn(missing_docs)]
+
 use std::collections::HashMap;
 use std::time::Duration;
 

@@ -7,6 +7,8 @@ pub mod audit;
 pub mod catalog;
 pub mod error;
 pub mod handle;
+mod impersonation;
+mod login;
 pub mod operation;
 
 use std::collections::{BTreeMap, HashMap};
@@ -24,6 +26,7 @@ pub use catalog::{CatalogRequest, TableInfo};
 pub use error::GatewayError;
 pub use error::OperationError;
 pub use handle::Handle;
+pub use impersonation::{Impersonation, ProxyRule};
 pub use operation::{
     FetchedRows, Operation, OperationKind, OperationState, OperationStatus, ResultSource,
 };
@@ -97,94 +100,6 @@ pub struct Client {
     pub address: Option<IpAddr>,
     /// The user the transport asks to act as (HTTP's `doAs`), if any.
     pub proxy_user: Option<String>,
-}
-
-/// Who may act as whom (`hive.server2.allow.user.substitution` and Hadoop's
-/// `hadoop.proxyuser.<user>.hosts / .users / .groups`).
-#[derive(Debug, Clone)]
-pub struct Impersonation {
-    /// Whether a session may ask for another user at all.
-    pub allowed: bool,
-    /// Whether logins are checked: without authentication (NONE), any substitution goes, as
-    /// in Hive.
-    pub checked: bool,
-    /// The rules of each real user who may act for others.
-    pub rules: BTreeMap<String, ProxyRule>,
-}
-
-impl Default for Impersonation {
-    fn default() -> Self {
-        Self {
-            allowed: true,
-            checked: false,
-            rules: BTreeMap::new(),
-        }
-    }
-}
-
-/// One `hadoop.proxyuser.<user>.*` rule, each list as configured (`*` for any); an unset
-/// list allows nothing, as in Hadoop.
-#[derive(Debug, Clone, Default)]
-pub struct ProxyRule {
-    /// Client addresses the real user may impersonate from.
-    pub hosts: Vec<String>,
-    /// Users it may act as.
-    pub users: Vec<String>,
-    /// Groups whose members it may act as (`*` for any; else the groups the directory lists
-    /// for the user acted as).
-    pub groups: Vec<String>,
-}
-
-impl Impersonation {
-    /// Whether deciding for `real` needs the groups of the user acted as (a `.groups` rule
-    /// naming groups).
-    pub fn needs_groups(&self, real: &str) -> bool {
-        self.checked
-            && self
-                .rules
-                .get(real)
-                .is_some_and(|r| r.groups.iter().any(|g| g != "*"))
-    }
-
-    /// Whether `real`, connecting from `address`, may act as `proxy`, who is in
-    /// `proxy_groups`; Hive's error otherwise.
-    fn check(
-        &self,
-        real: &str,
-        proxy: &str,
-        address: Option<IpAddr>,
-        proxy_groups: &[String],
-    ) -> Result<(), GatewayError> {
-        if !self.allowed {
-            return Err(GatewayError::Proxy(
-                "Proxy user substitution is not allowed".into(),
-            ));
-        }
-        if !self.checked {
-            return Ok(());
-        }
-        let denied = || {
-            GatewayError::Proxy(format!(
-                "Failed to validate proxy privilege of {real} for {proxy}"
-            ))
-        };
-        let rule = self.rules.get(real).ok_or_else(denied)?;
-        let address = address.map(|a| a.to_string());
-        let host_ok = rule
-            .hosts
-            .iter()
-            .any(|h| h == "*" || Some(h) == address.as_ref());
-        let user_ok = rule.users.iter().any(|u| u == "*" || u == proxy)
-            || rule
-                .groups
-                .iter()
-                .any(|g| g == "*" || proxy_groups.contains(g));
-        if host_ok && user_ok {
-            Ok(())
-        } else {
-            Err(denied())
-        }
-    }
 }
 
 /// One client session.
@@ -290,102 +205,6 @@ impl Gateway {
     /// Number of live operations.
     pub fn operation_count(&self) -> usize {
         self.operations.lock().len()
-    }
-
-    /// Whether clients must prove who they are (a password mode, JWT, Kerberos, or several).
-    pub fn requires_login(&self) -> bool {
-        self.config.authenticator.is_some() || self.config.jwt.is_some() || self.config.kerberos
-    }
-
-    /// Whether a password can log in (NONE, or a password mode such as LDAP).
-    pub fn takes_passwords(&self) -> bool {
-        self.config.authenticator.is_some() || !self.requires_login()
-    }
-
-    /// Checks a front end's credentials as the authentication mode says: NONE accepts any;
-    /// a password mode refuses a blank user or password before asking its directory; a
-    /// server that takes only JWTs refuses every password. A refusal is logged with its
-    /// reason (never the password); the client is told only Hive's "Error validating the
-    /// login", and nothing is held for it.
-    pub async fn authenticate(
-        &self,
-        address: Option<IpAddr>,
-        user: &str,
-        password: &str,
-    ) -> Result<(), GatewayError> {
-        let checked = match (&self.config.authenticator, &self.config.jwt) {
-            (None, _) if !self.requires_login() => return Ok(()),
-            (None, Some(_)) => Err(apiary_auth::AuthError::Refused(
-                "password logins are off: this server takes JWT bearer tokens over HTTP".into(),
-            )),
-            (None, None) => Err(apiary_auth::AuthError::Refused(
-                "password logins are off: this server takes Kerberos tickets".into(),
-            )),
-            (Some(auth), _) => match apiary_auth::check_blank(user, password) {
-                Ok(()) => auth.authenticate(user, password).await,
-                Err(e) => Err(e),
-            },
-        };
-        self.login_outcome(address, user, "password", checked)
-    }
-
-    /// Checks a bearer token (Hive's JWT mode) and says whose it is and until when.
-    pub fn authenticate_bearer(
-        &self,
-        address: Option<IpAddr>,
-        token: &str,
-    ) -> Result<apiary_auth::TokenLogin, GatewayError> {
-        let checked = match &self.config.jwt {
-            None => Err(apiary_auth::AuthError::Refused(
-                "JWT authentication is not enabled (hive.server2.authentication)".into(),
-            )),
-            Some(jwt) => jwt.verify(token),
-        };
-        let user = checked.as_ref().map(|l| l.user.clone()).unwrap_or_default();
-        self.login_outcome(
-            address,
-            &user,
-            "JWT",
-            checked
-                .as_ref()
-                .map(|_| ())
-                .map_err(|e| apiary_auth::AuthError::Refused(e.to_string())),
-        )?;
-        checked.map_err(|e| GatewayError::Authentication(e.to_string()))
-    }
-
-    /// Records the end of a front end's Kerberos exchange (SASL GSSAPI or SPNEGO) and says
-    /// which user the session runs as: the audit log gets the login line either way.
-    pub fn ticket_login(
-        &self,
-        address: Option<IpAddr>,
-        outcome: Result<apiary_auth::TicketLogin, apiary_auth::AuthError>,
-    ) -> Result<String, GatewayError> {
-        let user = outcome.as_ref().map(|l| l.user.clone()).unwrap_or_default();
-        if let Ok(login) = &outcome {
-            tracing::debug!(principal = %login.principal, user = %login.user, "Kerberos login");
-        }
-        self.login_outcome(address, &user, "KERBEROS", outcome.map(|_| ()))?;
-        Ok(user)
-    }
-
-    fn login_outcome(
-        &self,
-        address: Option<IpAddr>,
-        user: &str,
-        method: &str,
-        checked: Result<(), apiary_auth::AuthError>,
-    ) -> Result<(), GatewayError> {
-        self.audit(audit::AuditEvent::Login {
-            user,
-            address,
-            method,
-            accepted: checked.is_ok(),
-        });
-        checked.map_err(|e| {
-            tracing::warn!(user, method, reason = %e, "login refused");
-            GatewayError::Authentication(e.to_string())
-        })
     }
 
     fn audit(&self, event: audit::AuditEvent<'_>) {
@@ -566,7 +385,7 @@ impl Gateway {
             })?;
         }
         let timeout = effective_timeout(query_timeout_secs, conf_overlay, &sql);
-        let prepared = sql.prepare(statement).await;
+        let prepared = sql.compile(statement).await;
         let notes = sql.take_notes();
         drop(sql);
         let (schema, source) = match prepared {
@@ -875,70 +694,4 @@ fn effective_timeout(
         .ok()
         .filter(|s| *s > 0)
         .map(Duration::from_secs)
-}
-
-#[cfg(test)]
-mod impersonation_tests {
-    use super::*;
-
-    fn rules(hosts: &[&str], users: &[&str], groups: &[&str]) -> Impersonation {
-        let list = |l: &[&str]| l.iter().map(|s| s.to_string()).collect();
-        let mut rules = BTreeMap::new();
-        rules.insert(
-            "alice".to_string(),
-            ProxyRule {
-                hosts: list(hosts),
-                users: list(users),
-                groups: list(groups),
-            },
-        );
-        Impersonation {
-            allowed: true,
-            checked: true,
-            rules,
-        }
-    }
-
-    #[test]
-    fn proxy_rules_follow_hadoop() {
-        let local: Option<IpAddr> = "127.0.0.1".parse().ok();
-        let other: Option<IpAddr> = "10.0.0.9".parse().ok();
-        let r = rules(&["127.0.0.1"], &["bob"], &[]);
-        assert!(r.check("alice", "bob", local, &[]).is_ok());
-        assert!(
-            r.check("alice", "bob", other, &[]).is_err(),
-            "host not listed"
-        );
-        assert!(
-            r.check("alice", "bob", None, &[]).is_err(),
-            "address unknown"
-        );
-        assert!(
-            r.check("alice", "carol", local, &[]).is_err(),
-            "user not listed"
-        );
-        assert!(r.check("carol", "bob", local, &[]).is_err(), "no rule");
-        let any = rules(&["*"], &[], &["*"]);
-        assert!(any.check("alice", "carol", other, &[]).is_ok());
-        // A groups rule: members of the listed groups (the directory's answer) may be acted as.
-        let by_group = rules(&["*"], &[], &["builders"]);
-        assert!(by_group.needs_groups("alice") && !by_group.needs_groups("carol"));
-        assert!(!any.needs_groups("alice"));
-        let builders = ["builders".to_string()];
-        assert!(by_group.check("alice", "bob", local, &builders).is_ok());
-        assert!(by_group.check("alice", "carol", local, &[]).is_err());
-        let none = rules(&[], &["bob"], &[]);
-        assert!(
-            none.check("alice", "bob", local, &[]).is_err(),
-            "hosts unset"
-        );
-        let unchecked = Impersonation::default();
-        assert!(unchecked.check("x", "y", None, &[]).is_ok());
-        let off = Impersonation {
-            allowed: false,
-            ..Impersonation::default()
-        };
-        let e = off.check("x", "y", None, &[]).err().map(|e| e.message());
-        assert_eq!(e.as_deref(), Some("Proxy user substitution is not allowed"));
-    }
 }

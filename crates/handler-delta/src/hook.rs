@@ -21,8 +21,9 @@ use deltalake::DeltaTable;
 use apiary_storage::handler::{HandlerResult, MetaHook, ObjectState, OpTag, CREATED_BY};
 use apiary_storage::Reach;
 
+use crate::errors::{def_err, remote_err};
 use crate::schema::{check, delta_columns, partition_columns};
-use crate::{def_err, not_a_table, open, remote_err, root_url};
+use crate::table::{not_a_table, open, root_url};
 
 /// Prefix of the hidden sibling a folder is renamed to before it is deleted.
 const GRAVE: &str = ".apiary-dropped-";

@@ -15,7 +15,7 @@ use datafusion::datasource::provider_as_source;
 use datafusion::logical_expr::{cast, Expr, LogicalPlanBuilder};
 use deltalake::DeltaTable;
 
-use crate::{def_err, remote_err};
+use crate::errors::{def_err, remote_err};
 
 /// The table's reader over the Delta table `delta` (at the version it was loaded at).
 pub(crate) async fn provider(

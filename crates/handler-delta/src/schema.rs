@@ -10,7 +10,7 @@ use arrow::datatypes::{Field, Schema};
 use deltalake::kernel::engine::arrow_conversion::TryIntoKernel;
 use deltalake::kernel::StructField;
 
-use crate::def_err;
+use crate::errors::def_err;
 
 use apiary_storage::handler::PARTITION_COLUMNS;
 

@@ -24,7 +24,14 @@ use deltalake::protocol::SaveMode;
 use deltalake::{DeltaTable, DeltaTableError};
 use futures::StreamExt;
 
-use crate::{def_err, remote_err, TXN_APP_ID, TXN_VERSION};
+use crate::errors::{def_err, remote_err};
+
+/// Session settings naming an INSERT's application transaction, as Delta's Spark writer names
+/// them: an INSERT whose (application id, version) the table has recorded at that version or
+/// later writes nothing, so a retried INSERT commits once.
+pub const TXN_APP_ID: &str = "spark.databricks.delta.write.txnAppId";
+/// See [`TXN_APP_ID`].
+pub const TXN_VERSION: &str = "spark.databricks.delta.write.txnVersion";
 
 /// Fail point reached when every row of an INSERT has gone to the writer, before its commit.
 const ROWS_SENT: &str = "insert.rows_sent";

@@ -15,8 +15,8 @@ use apiary_storage::handler::{
 };
 
 use crate::client::{Instance, Instances};
+use crate::location::Location;
 use crate::mapping::Mapping;
-use crate::Location;
 
 /// Prefix of the family that tags a table with the operation that created it.
 pub(crate) const TAG_PREFIX: &str = "apiary-op-";

@@ -14,10 +14,13 @@
 //! - **Writes** ([`write`]): INSERT INTO as batched mutations, each row atomic; INSERT
 //!   OVERWRITE is refused (puts cannot remove the rows already there).
 
+#![warn(missing_docs)]
+
 mod client;
 mod codec;
 mod hook;
 mod keys;
+mod location;
 mod mapping;
 mod rows;
 mod scan;
@@ -36,81 +39,11 @@ use apiary_storage::handler::{
 
 use crate::client::Instances;
 use crate::hook::HBaseHook;
-use crate::mapping::{properties, Mapping};
+use crate::location::Location;
+use crate::mapping::Mapping;
 
 /// Hive's class name.
 pub const CLASS: &str = "org.apache.hadoop.hive.hbase.HBaseStorageHandler";
-/// The Bigtable table a Hive table is (TBLPROPERTIES as written, SERDEPROPERTIES lower-cased).
-const TABLE_NAME: &str = "hbase.table.name";
-/// The Bigtable project and instance (the keys Bigtable's HBase connector reads).
-const PROJECT: &str = "google.bigtable.project.id";
-const INSTANCE: &str = "google.bigtable.instance.id";
-/// Hive's prefix of names in the default database, left out of the derived table name.
-const DEFAULT_PREFIX: &str = "default.";
-
-fn def_err(msg: impl Into<String>) -> HandlerError {
-    HandlerError::Definition(msg.into())
-}
-
-/// Where a Hive table's rows are: a Bigtable project, instance and table id.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Location {
-    pub(crate) project: String,
-    pub(crate) instance: String,
-    pub(crate) table: String,
-}
-
-impl Location {
-    /// The location `table`'s properties name, as Hive's HBaseMetaHook derives the name.
-    pub(crate) fn of(table: &Table) -> HandlerResult<Location> {
-        let name = match (
-            table.parameters.get(TABLE_NAME),
-            table.sd.serde.parameters.get(TABLE_NAME),
-        ) {
-            (Some(n), _) => n.clone(),
-            (None, Some(n)) => n.to_lowercase(),
-            (None, None) => {
-                let full = format!("{}.{}", table.database, table.name).to_lowercase();
-                full.strip_prefix(DEFAULT_PREFIX)
-                    .map(str::to_string)
-                    .unwrap_or(full)
-            }
-        };
-        // Bigtable's table ids: [_a-zA-Z0-9][-_.a-zA-Z0-9]*, at most 50 characters.
-        let valid = name.len() <= 50
-            && name
-                .bytes()
-                .next()
-                .is_some_and(|b| b.is_ascii_alphanumeric() || b == b'_')
-            && name
-                .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'));
-        if !valid {
-            return Err(def_err(format!(
-                "'{name}' cannot name a Bigtable table (letters, digits, '_', '-' and '.', at most 50, not starting with '-' or '.'): set {TABLE_NAME}"
-            )));
-        }
-        let props = properties(table);
-        let required = |key: &str| {
-            props
-                .get(key)
-                .map(|v| v.trim().to_string())
-                .filter(|v| !v.is_empty())
-                .ok_or_else(|| {
-                    def_err(format!(
-                        "{key} must be set in TBLPROPERTIES: the Bigtable {} that holds HBase table {name}",
-                        if key == PROJECT { "project" } else { "instance" }
-                    ))
-                })
-        };
-        Ok(Location {
-            project: required(PROJECT)?,
-            instance: required(INSTANCE)?,
-            table: name,
-        })
-    }
-}
-
 /// The HBase handler.
 #[derive(Debug, Clone, Default)]
 pub struct HBaseHandler {
@@ -209,35 +142,5 @@ impl StorageHandler for HBaseHandler {
         let mapping = Mapping::of(table)?;
         let (location, instance) = self.hook.open(table).await?;
         write::insert(table, &location, &mapping, &instance, rows).await
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::mapping::tests::table;
-
-    #[test]
-    fn the_table_name_is_derived_as_hive_derives_it() {
-        let props = [(PROJECT, "p"), (INSTANCE, "i")];
-        let mut t = table(&[("k", "string"), ("a", "string")], ":key,cf:a", &props);
-        assert_eq!(Location::of(&t).unwrap().table, "t");
-        t.database = "Sales".into();
-        assert_eq!(Location::of(&t).unwrap().table, "sales.t");
-        t.sd.serde
-            .parameters
-            .insert(TABLE_NAME.into(), "Other".into());
-        assert_eq!(Location::of(&t).unwrap().table, "other");
-        t.parameters.insert(TABLE_NAME.into(), "Kept".into());
-        assert_eq!(Location::of(&t).unwrap().table, "Kept");
-        t.parameters.insert(TABLE_NAME.into(), "no/slash".into());
-        assert!(Location::of(&t).is_err());
-        t.parameters.remove(TABLE_NAME);
-        t.sd.serde.parameters.remove(PROJECT);
-        let e = Location::of(&t).unwrap_err().to_string();
-        assert!(
-            e.starts_with("google.bigtable.project.id must be set"),
-            "{e}"
-        );
     }
 }

@@ -39,9 +39,9 @@ use apiary_storage::types::HiveType;
 use crate::client::{remote_err, Instance};
 use crate::codec::{decode_column, decode_map};
 use crate::keys::{prefix_range, show_key, Bound, KeySet};
+use crate::location::Location;
 use crate::mapping::{is_text, Mapped, Mapping, Target};
 use crate::rows::{Merger, Row};
-use crate::Location;
 
 /// Label of the cell that makes Bigtable return a row (see the module's text).
 const ROW_LABEL: &str = "apiary-row";

@@ -23,8 +23,8 @@ use apiary_storage::write::cast_columns;
 
 use crate::client::{remote_err, Instance};
 use crate::codec::encode_column;
+use crate::location::Location;
 use crate::mapping::{properties, Mapping, Target};
-use crate::Location;
 
 /// The cells' time in HBase's milliseconds, for every row (Hive's `hbase.put.timestamp`).
 const PUT_TIMESTAMP: &str = "hbase.put.timestamp";

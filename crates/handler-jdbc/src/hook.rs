@@ -10,11 +10,12 @@ use apiary_storage::types::HiveType;
 use apiary_storage::Reach;
 use std::sync::Arc;
 
+use crate::connect::remote_of_table;
+use crate::properties::CONNECTION_KEYS;
 use crate::remote::{
-    all_properties, def_err, ident, query_columns, remote_columns, remote_of_table, remote_tag,
-    remote_transaction, Remote,
+    all_properties, def_err, ident, query_columns, remote_columns, remote_tag, remote_transaction,
+    Remote,
 };
-use crate::CONNECTION_KEYS;
 
 /// Tag text of an object made by operation `op`.
 fn tag(op: &OpTag) -> String {

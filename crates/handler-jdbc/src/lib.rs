@@ -10,9 +10,13 @@
 //! columns. Scans push projection, filters and limit into the remote SQL, which EXPLAIN shows
 //! ([`scan`]); aggregates over one table run remotely too ([`pushdown`]).
 
+#![warn(missing_docs)]
+
+mod connect;
 mod hook;
 mod mysql;
 mod postgres;
+mod properties;
 mod pushdown;
 mod remote;
 mod scan;
@@ -31,7 +35,7 @@ use futures::StreamExt;
 
 use apiary_storage::handler::{
     AlterOp, Capabilities, HandlerError, HandlerResult, JobProperties, MetaHook, StorageHandler,
-    WriteMode, CREATED_BY,
+    WriteMode,
 };
 use apiary_storage::native::column_field;
 use apiary_storage::types::HiveType;
@@ -40,26 +44,15 @@ use apiary_storage::Reach;
 pub use pushdown::AggregatePushdown;
 pub use scan::JdbcScanExec;
 
+use crate::connect::{remote_of, remote_of_table};
 use crate::hook::JdbcHook;
-use crate::remote::{
-    all_properties, def_err, literal, quoted, remote_columns, remote_err, remote_of,
-    remote_of_table, Kind,
-};
+use crate::properties::PASSWORD;
+use crate::remote::{all_properties, def_err, literal, quoted, remote_columns, remote_err, Kind};
 use crate::scan::JdbcTable;
 
 /// Hive's class name.
 pub const CLASS: &str = "org.apache.hive.storage.jdbc.JdbcStorageHandler";
 const SERDE: &str = "org.apache.hive.storage.jdbc.JdbcSerDe";
-const PASSWORD: &str = "hive.sql.dbcp.password";
-/// Properties that say which remote table a JDBC table is.
-const CONNECTION_KEYS: &[&str] = &[
-    CREATED_BY,
-    "hive.sql.database.type",
-    "hive.sql.jdbc.url",
-    "hive.sql.table",
-    "hive.sql.schema",
-    "hive.sql.query",
-];
 /// Table property: `false` reads every row and filters and aggregates here (for comparison).
 pub const PUSHDOWN: &str = "apiary.jdbc.pushdown";
 /// Rows per INSERT statement sent to the remote database.
@@ -363,8 +356,9 @@ mod tests {
 
     use apiary_metastore::{Column, Table, TableType};
 
+    use crate::connect::remote_of;
     use crate::hook::check_columns;
-    use crate::remote::{decode_hex, ident, literal, quoted, remote_of, Kind};
+    use crate::remote::{decode_hex, ident, literal, quoted, Kind};
     use apiary_storage::Reach;
 
     #[test]
