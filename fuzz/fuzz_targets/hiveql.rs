@@ -67,6 +67,6 @@ fuzz_target!(|data: &[u8]| {
     };
     w.runtime.block_on(async {
         // Planned, not run: a fuzzed query could ask for unbounded work.
-        let _ = session.prepare(statement).await;
+        let _ = session.compile(statement).await;
     });
 });

@@ -7,7 +7,7 @@ use std::io::Write;
 use std::net::IpAddr;
 use std::path::Path;
 
-use apiary_sql::mask::mask_secrets;
+use apiary_sql::redact::mask_secrets;
 use parking_lot::Mutex;
 
 /// One event of the audit log.

@@ -4,12 +4,12 @@
 //! `DatabaseMetaData` shapes ([`crate::Gateway::catalog`]) or as typed lists
 //! ([`crate::Gateway::databases`], [`crate::Gateway::tables`]).
 
-use apiary_sql::metadata::{self, CatalogReader};
+use apiary_sql::catalog::answers::{self, CatalogReader};
 use apiary_sql::{Prepared, SqlError};
 
 use crate::OperationKind;
 
-pub use apiary_sql::metadata::TableInfo;
+pub use apiary_sql::catalog::answers::TableInfo;
 
 /// One catalog request. Patterns are JDBC's (`%` and `_`, `\` escapes; none = all).
 #[derive(Debug, Clone)]
@@ -73,8 +73,8 @@ impl CatalogRequest {
     /// The rows answering it, read from the metastore now (so other servers' DDL is seen).
     pub(crate) async fn answer(self, reader: &CatalogReader) -> Result<Prepared, SqlError> {
         Ok(match self {
-            CatalogRequest::TypeInfo => metadata::type_info(),
-            CatalogRequest::Catalogs => metadata::catalogs(),
+            CatalogRequest::TypeInfo => answers::type_info(),
+            CatalogRequest::Catalogs => answers::catalogs(),
             CatalogRequest::Schemas { schema_pattern } => {
                 reader.schemas(schema_pattern.as_deref()).await?
             }
@@ -91,7 +91,7 @@ impl CatalogRequest {
                     )
                     .await?
             }
-            CatalogRequest::TableTypes => metadata::table_types(),
+            CatalogRequest::TableTypes => answers::table_types(),
             CatalogRequest::Columns {
                 schema_pattern,
                 table_pattern,
@@ -106,8 +106,8 @@ impl CatalogRequest {
                     .await?
             }
             CatalogRequest::Functions { function_pattern } => reader.functions(&function_pattern),
-            CatalogRequest::PrimaryKeys => metadata::primary_keys(),
-            CatalogRequest::CrossReference => metadata::cross_reference(),
+            CatalogRequest::PrimaryKeys => answers::primary_keys(),
+            CatalogRequest::CrossReference => answers::cross_reference(),
         })
     }
 }

@@ -352,7 +352,7 @@ async fn hive_functions_are_offered_or_omitted() {
         let names = b.column(0).as_string::<i32>();
         offered.extend((0..names.len()).map(|i| names.value(i).to_string()));
     }
-    let hive = apiary_sql::function_list::hive_names();
+    let hive = apiary_hive_functions::list::hive_names();
     let missing: Vec<&str> = hive
         .iter()
         .filter(|(name, omitted)| omitted.is_none() && !offered.contains(*name))
@@ -366,7 +366,7 @@ async fn hive_functions_are_offered_or_omitted() {
             missing.join(" ")
         ));
     }
-    for (name, _) in apiary_sql::function_list::entries(apiary_sql::function_list::OMITTED) {
+    for (name, _) in apiary_hive_functions::list::entries(apiary_hive_functions::list::OMITTED) {
         if !hive
             .iter()
             .any(|(n, o)| o.is_some() && (*n == name || name.ends_with('*')))
@@ -374,7 +374,7 @@ async fn hive_functions_are_offered_or_omitted() {
             failures.push(format!("{name} is omitted but Hive has no such function"));
         }
     }
-    for (name, probe) in apiary_sql::function_list::SYNTAX {
+    for (name, probe) in apiary_hive_functions::list::SYNTAX {
         if let Err(e) = run(&gateway, &session, &format!("SELECT {probe}")).await {
             failures.push(format!("operator {name}: SELECT {probe}: {e}"));
         }

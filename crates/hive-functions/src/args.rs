@@ -7,13 +7,16 @@
 use std::ops::RangeInclusive;
 use std::sync::Arc;
 
+use arrow::array::{RecordBatch, RecordBatchOptions};
 use arrow::compute::CastOptions;
+use arrow::datatypes::Schema;
 use arrow::datatypes::{DataType, Field, FieldRef};
 use datafusion::common::{exec_err, plan_err, Result, ScalarValue};
 use datafusion::logical_expr::{
     ColumnarValue, ReturnFieldArgs, ScalarFunctionArgs, ScalarUDFImpl, Signature, TypeSignature,
     Volatility,
 };
+use datafusion::physical_expr::PhysicalExpr;
 
 /// What a row function computes from one row's arguments.
 pub(crate) type RowBody = fn(&[ScalarValue]) -> Result<ScalarValue>;
@@ -308,6 +311,19 @@ pub(crate) fn wrong_type<T>(name: &str, position: usize, t: &DataType) -> Result
         "Argument {} of function {} must be a primitive type, but {} was found",
         position + 1,
         name.to_uppercase(),
-        crate::HiveType::of(t)
+        apiary_hive_types::HiveType::of(t)
     )
+}
+/// A constant argument's value (an error naming the argument when it is not constant).
+pub(crate) fn constant(expr: &Arc<dyn PhysicalExpr>, what: &str) -> Result<ScalarValue> {
+    let batch = RecordBatch::try_new_with_options(
+        Arc::new(Schema::empty()),
+        vec![],
+        &RecordBatchOptions::new().with_row_count(Some(1)),
+    )?;
+    match expr.evaluate(&batch) {
+        Ok(ColumnarValue::Scalar(s)) => Ok(s),
+        Ok(ColumnarValue::Array(a)) if a.len() == 1 => ScalarValue::try_from_array(&a, 0),
+        _ => plan_err!("{what} must be a constant"),
+    }
 }

@@ -11,7 +11,7 @@
 //! DataFusion's coercion, which gives Hive's types (a DECIMAL and a DOUBLE meet as
 //! DECIMAL(30,15) in both). DataFusion's coercion then finds the branches of one type.
 //!
-//! **IN and BETWEEN** compare as `=`, `<` and `>` do (`HiveOperators` in `functions.rs`):
+//! **IN and BETWEEN** compare as `=`, `<` and `>` do ([`crate::operators::HiveOperators`]):
 //! text with numbers as DOUBLEs (`'1.5' IN (1.5, 2)` is true, `'x' IN (1)` NULL), and a
 //! DECIMAL with a DOUBLE too (Hive's `getCommonClassForComparison`).
 //!
@@ -174,7 +174,7 @@ fn timestamp_of_number(value: Expr, schema: &DFSchema) -> (Expr, bool) {
 impl HiveTyping {
     fn new() -> Self {
         Self {
-            to_string: crate::functions::hive_to_string_udf(),
+            to_string: crate::conversion::hive_to_string_udf(),
         }
     }
 

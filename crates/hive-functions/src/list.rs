@@ -71,8 +71,10 @@ fn hive_entries() -> impl Iterator<Item = (&'static str, &'static str, &'static 
         })
 }
 
-/// Every name a session can call, sorted, without the internal helpers.
-pub fn callable(ctx: &SessionContext) -> Vec<String> {
+/// Every name a session can call, sorted, without the internal helpers: the functions
+/// registered in `ctx`, the names its SQL dialect plans by itself (`planned`: Hive functions a
+/// caller rewrites into other expressions or plans as table generators) and Hive's operators.
+pub fn callable(ctx: &SessionContext, planned: &[&str]) -> Vec<String> {
     let state = ctx.state();
     let mut names: Vec<String> = state
         .scalar_functions()
@@ -81,23 +83,22 @@ pub fn callable(ctx: &SessionContext) -> Vec<String> {
         .chain(state.window_functions().keys())
         .cloned()
         .chain(
-            crate::rewrite::REWRITTEN_FUNCTIONS
+            planned
                 .iter()
-                .chain(crate::clauses::GENERATORS)
                 .chain(SYNTAX.iter().map(|(n, _)| n))
                 .map(|n| n.to_string()),
         )
-        .filter(|n| !crate::functions::INTERNAL.contains(&n.as_str()) && !n.starts_with("__"))
+        .filter(|n| !crate::names::INTERNAL.contains(&n.as_str()) && !n.starts_with("__"))
         .collect();
     names.sort();
     names.dedup();
     names
 }
 
-/// DESCRIBE FUNCTION [EXTENDED]: Hive's lines for `name`.
-pub fn describe(ctx: &SessionContext, name: &str, extended: bool) -> Vec<String> {
+/// DESCRIBE FUNCTION [EXTENDED]: Hive's lines for `name` (`planned` as for [`callable`]).
+pub fn describe(ctx: &SessionContext, planned: &[&str], name: &str, extended: bool) -> Vec<String> {
     let lower = name.to_ascii_lowercase();
-    if !callable(ctx).contains(&lower) {
+    if !callable(ctx, planned).contains(&lower) {
         return vec![format!("Function '{name}' does not exist.")];
     }
     let entries: Vec<_> = hive_entries().collect();

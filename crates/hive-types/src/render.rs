@@ -264,7 +264,7 @@ fn write_quoted(out: &mut String, s: &str) {
     out.push('"');
 }
 
-pub use apiary_storage::text::{java_double, java_float};
+pub use crate::java::{java_double, java_float};
 
 #[cfg(test)]
 mod tests {

@@ -118,7 +118,7 @@ impl HiveError {
             ),
             E::UdtfAliasMismatch => (
                 10083,
-                "The number of aliases supplied in the AS clause does not match the number of columns output by the UDTF",
+                apiary_hive_functions::UDTF_ALIAS_MISMATCH,
             ),
             E::InvalidColumn => (10002, "Invalid column reference"),
             E::InvalidPartition => (10006, "Partition not found"),

@@ -171,7 +171,7 @@ impl World {
 }
 
 async fn run(session: &mut SqlSession, sql: &str) -> Result<(), SqlError> {
-    match session.prepare(sql).await? {
+    match session.compile(sql).await? {
         Prepared::Task(task) => task.run(CancellationToken::new()).await,
         _ => Ok(()),
     }
@@ -261,7 +261,7 @@ async fn a_cancel_inside_the_hook_undoes_the_create() {
     let mut s = session(&engine);
     w.handler.mode.store(HANG, Ordering::SeqCst);
     let Prepared::Task(task) = s
-        .prepare("CREATE TABLE c (a INT) STORED BY MEMORY")
+        .compile("CREATE TABLE c (a INT) STORED BY MEMORY")
         .await
         .unwrap()
     else {

@@ -130,6 +130,10 @@ impl NativeFormat {
     }
 }
 
+/// The key that turns off Base64 decoding of BINARY values read from text (Hive 4's; a table
+/// or SerDe property, true by default).
+pub const DECODE_BINARY_AS_BASE64: &str = "hive.serialization.decode.binary.as.base64";
+
 /// Text layout of a LazySimpleSerDe table, from its serde parameters.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct TextLayout {
@@ -173,7 +177,7 @@ impl TextLayout {
                 .cloned()
                 .unwrap_or_else(|| "\\N".into()),
             binary_base64: params
-                .get(crate::text::DECODE_BINARY_AS_BASE64)
+                .get(DECODE_BINARY_AS_BASE64)
                 .is_none_or(|v| !v.trim().eq_ignore_ascii_case("false")),
         }
     }
@@ -182,7 +186,7 @@ impl TextLayout {
     /// also reads (the table's wins where both are set, as in Hive's merged properties).
     pub fn of_table(table: &apiary_metastore::Table) -> TextLayout {
         let mut layout = Self::from_params(&table.sd.serde.parameters);
-        if let Some(v) = table.parameters.get(crate::text::DECODE_BINARY_AS_BASE64) {
+        if let Some(v) = table.parameters.get(DECODE_BINARY_AS_BASE64) {
             layout.binary_base64 = !v.trim().eq_ignore_ascii_case("false");
         }
         layout

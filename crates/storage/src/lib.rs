@@ -12,9 +12,9 @@ pub mod orc_write;
 pub mod ownership;
 pub mod reach;
 pub mod text;
-pub mod types;
 pub mod write;
 
+pub use apiary_hive_types::types;
 pub use error::StorageError;
 pub use format::NativeFormat;
 pub use native::NativeTable;

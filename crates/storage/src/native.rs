@@ -507,3 +507,15 @@ pub fn partition_values_of(dir_names: &[String], keys: &[Column]) -> Vec<Vec<Str
     }
     out
 }
+/// A local directory for a location URL; other stores are not writable yet.
+pub fn local_dir(location: &str) -> Result<std::path::PathBuf, crate::StorageError> {
+    let url = location_url(location)?;
+    if url.scheme() != "file" {
+        return Err(crate::StorageError::Unsupported(format!(
+            "writing to {} locations",
+            url.scheme()
+        )));
+    }
+    url.to_file_path()
+        .map_err(|_| crate::StorageError::Location(location.to_string()))
+}

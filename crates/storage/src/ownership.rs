@@ -13,7 +13,7 @@ use std::path::{Component, Path, PathBuf};
 
 use apiary_metastore::Table;
 
-use crate::write::local_dir;
+use crate::native::local_dir;
 use crate::StorageError;
 
 /// The marker file at the root of a table folder Apiary owns; it holds the table's token.

@@ -215,9 +215,7 @@ pub fn encode(array: &dyn Array, row: usize, level: usize, layout: &TextLayout, 
     }
 }
 
-/// The key that turns off Base64 decoding of BINARY values read from text (Hive 4's; a table
-/// or SerDe property, true by default).
-pub const DECODE_BINARY_AS_BASE64: &str = "hive.serialization.decode.binary.as.base64";
+pub use crate::format::DECODE_BINARY_AS_BASE64;
 
 /// Hive's text of a BINARY value: Base64, standard alphabet with padding, as LazySimpleSerDe
 /// writes it.
@@ -321,41 +319,7 @@ pub fn encode_column(array: &dyn Array, layout: &TextLayout) -> StringArray {
         .collect()
 }
 
-/// Java's `Double.toString`, which Hive uses for doubles inside complex values.
-pub fn java_double(v: f64) -> String {
-    java_number(v, format!("{v}"), format!("{v:e}"))
-}
-
-/// Java's `Float.toString`.
-pub fn java_float(v: f32) -> String {
-    java_number(f64::from(v), format!("{v}"), format!("{v:e}"))
-}
-
-fn java_number(v: f64, plain: String, sci: String) -> String {
-    if v.is_nan() {
-        return "NaN".into();
-    }
-    if v.is_infinite() {
-        return if v > 0.0 { "Infinity" } else { "-Infinity" }.into();
-    }
-    let a = v.abs();
-    if a == 0.0 || (1e-3..1e7).contains(&a) {
-        if plain.contains('.') {
-            plain
-        } else {
-            format!("{plain}.0")
-        }
-    } else {
-        // Rust writes 1.5e-5 / 1e10; Java writes 1.5E-5 / 1.0E10.
-        let (mantissa, exp) = sci.split_once('e').unwrap_or((sci.as_str(), "0"));
-        let mantissa = if mantissa.contains('.') {
-            mantissa.to_string()
-        } else {
-            format!("{mantissa}.0")
-        };
-        format!("{mantissa}E{exp}")
-    }
-}
+pub use apiary_hive_types::java::{java_double, java_float};
 
 #[cfg(test)]
 mod tests {

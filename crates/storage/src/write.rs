@@ -19,7 +19,7 @@ use datafusion::physical_plan::SendableRecordBatchStream;
 use futures::StreamExt;
 
 use crate::format::{NativeFormat, TextLayout};
-use crate::native::{column_field, is_data_file, location_url};
+use crate::native::{column_field, is_data_file};
 use crate::types::HiveType;
 use crate::StorageError;
 
@@ -333,18 +333,7 @@ fn hive_text_columns(
         .map_err(|e| StorageError::Write(e.to_string()))
 }
 
-/// A local directory for a location URL; other stores are not writable yet.
-pub fn local_dir(location: &str) -> Result<PathBuf, StorageError> {
-    let url = location_url(location)?;
-    if url.scheme() != "file" {
-        return Err(StorageError::Unsupported(format!(
-            "writing to {} locations",
-            url.scheme()
-        )));
-    }
-    url.to_file_path()
-        .map_err(|_| StorageError::Location(location.to_string()))
-}
+pub use crate::native::local_dir;
 
 /// Removes the data files (not hidden files, not subdirectories) directly in `dir`.
 pub fn clear_data_files(dir: &Path) -> Result<usize, StorageError> {

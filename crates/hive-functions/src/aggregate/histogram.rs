@@ -7,20 +7,19 @@
 
 use std::sync::Arc;
 
-use arrow::array::{
-    Array, ArrayRef, AsArray, Float64Array, ListArray, RecordBatch, RecordBatchOptions, StructArray,
-};
+use arrow::array::{Array, ArrayRef, AsArray, Float64Array, ListArray, StructArray};
 use arrow::buffer::OffsetBuffer;
-use arrow::datatypes::{DataType, Field, FieldRef, Fields, Float64Type, Schema};
+use arrow::datatypes::{DataType, Field, FieldRef, Fields, Float64Type};
 use datafusion::common::{exec_err, plan_err, Result, ScalarValue};
 use datafusion::logical_expr::function::{AccumulatorArgs, StateFieldsArgs};
 use datafusion::logical_expr::{
-    Accumulator, AggregateUDF, AggregateUDFImpl, ColumnarValue, Signature, Volatility,
+    Accumulator, AggregateUDF, AggregateUDFImpl, Signature, Volatility,
 };
-use datafusion::physical_expr::PhysicalExpr;
 use datafusion::prelude::SessionContext;
 
-use crate::render::java_double;
+use apiary_hive_types::render::java_double;
+
+use crate::args::constant;
 
 /// Registers `histogram_numeric` and `percentile_approx`.
 pub fn register(ctx: &SessionContext) {
@@ -211,20 +210,6 @@ impl HistogramAggregate {
     }
 }
 
-/// A constant argument's value (an error naming the argument when it is not constant).
-pub(crate) fn constant(expr: &Arc<dyn PhysicalExpr>, what: &str) -> Result<ScalarValue> {
-    let batch = RecordBatch::try_new_with_options(
-        Arc::new(Schema::empty()),
-        vec![],
-        &RecordBatchOptions::new().with_row_count(Some(1)),
-    )?;
-    match expr.evaluate(&batch) {
-        Ok(ColumnarValue::Scalar(s)) => Ok(s),
-        Ok(ColumnarValue::Array(a)) if a.len() == 1 => ScalarValue::try_from_array(&a, 0),
-        _ => plan_err!("{what} must be a constant"),
-    }
-}
-
 fn as_f64(v: &ScalarValue) -> Option<f64> {
     match v.cast_to(&DataType::Float64).ok()? {
         ScalarValue::Float64(f) => f,
@@ -256,12 +241,12 @@ impl AggregateUDFImpl for HistogramAggregate {
             Kind::Histogram => 2..=2,
             Kind::Percentile => 2..=3,
         };
-        crate::rowfn::check_arity(self.name(), &arity, args.len())?;
+        crate::args::check_arity(self.name(), &arity, args.len())?;
         if !(args[0].is_numeric() || args[0].is_null()) {
             return plan_err!(
                 "{}: Only numeric type arguments are accepted but {} was passed as parameter 1.",
                 self.name(),
-                crate::HiveType::of(&args[0])
+                apiary_hive_types::HiveType::of(&args[0])
             );
         }
         Ok(match (self.kind, &args[1]) {

@@ -25,7 +25,7 @@ use datafusion::logical_expr::{
 };
 use datafusion::prelude::SessionContext;
 
-use crate::histogram::constant;
+use crate::args::constant;
 
 /// Registers `ngrams` and `context_ngrams`.
 pub fn register(ctx: &SessionContext) {
@@ -104,20 +104,20 @@ impl AggregateUDFImpl for NGrams {
     }
 
     fn return_type(&self, args: &[DataType]) -> Result<DataType> {
-        crate::rowfn::check_arity(self.name(), &(3..=4), args.len())?;
+        crate::args::check_arity(self.name(), &(3..=4), args.len())?;
         let words = element(&args[0]).map(|e| element(e).unwrap_or(e));
         if !words.is_some_and(is_text) {
             return plan_err!(
                 "{}: Only array<string> or array<array<string>> is allowed, but {} was passed as parameter 1.",
                 self.name(),
-                crate::HiveType::of(&args[0])
+                apiary_hive_types::HiveType::of(&args[0])
             );
         }
         if self.kind == Kind::Context && !element(&args[1]).is_some_and(is_text) {
             return plan_err!(
                 "{}: Only arrays of strings are accepted but {} was passed as parameter 2.",
                 self.name(),
-                crate::HiveType::of(&args[1])
+                apiary_hive_types::HiveType::of(&args[1])
             );
         }
         let first_integer = if self.kind == Kind::Plain { 1 } else { 2 };
@@ -126,7 +126,7 @@ impl AggregateUDFImpl for NGrams {
                 return plan_err!(
                     "{}: Only integers are accepted but {} was passed as parameter {}.",
                     self.name(),
-                    crate::HiveType::of(t),
+                    apiary_hive_types::HiveType::of(t),
                     i + 1
                 );
             }
@@ -223,7 +223,7 @@ fn sentences(row: &ArrayRef) -> Result<Vec<Vec<Option<String>>>> {
                 if row.is_null(i) {
                     continue;
                 }
-                if let Some(inner) = crate::rowfn::list_at(row.as_ref(), i) {
+                if let Some(inner) = crate::args::list_at(row.as_ref(), i) {
                     out.push(words(&inner)?);
                 }
             }
@@ -348,7 +348,7 @@ impl Accumulator for NGramAccumulator {
             if rows.is_null(i) {
                 continue;
             }
-            let Some(row) = crate::rowfn::list_at(rows.as_ref(), i) else {
+            let Some(row) = crate::args::list_at(rows.as_ref(), i) else {
                 return exec_err!("ngrams takes arrays of strings, not {}", rows.data_type());
             };
             for sentence in sentences(&row)? {

@@ -10,7 +10,7 @@ use datafusion::common::{exec_err, Result, ScalarValue};
 use datafusion::logical_expr::ScalarUDF;
 use datafusion::prelude::SessionContext;
 
-use crate::rowfn::{text, RowFn};
+use crate::args::{text, RowFn};
 
 /// Registers the functions of this module.
 pub fn register(ctx: &SessionContext) {
@@ -21,7 +21,7 @@ pub fn register(ctx: &SessionContext) {
         sort_array_by,
     )));
     ctx.register_udf(ScalarUDF::from(RowFn::new(
-        crate::functions::ROW_COPIES,
+        crate::names::ROW_COPIES,
         1..=1,
         |_| Ok(DataType::Int64),
         row_copies,
@@ -35,7 +35,7 @@ pub(crate) const MAX_ROW_COPIES: i64 = 1_000_000;
 /// `replicate_rows`'s count: n as a BIGINT, 0 when negative or NULL, an error past
 /// [`MAX_ROW_COPIES`].
 fn row_copies(args: &[ScalarValue]) -> Result<ScalarValue> {
-    let n = crate::rowfn::int(crate::rowfn::arg(args, 0)).unwrap_or(0);
+    let n = crate::args::int(crate::args::arg(args, 0)).unwrap_or(0);
     if n > MAX_ROW_COPIES {
         return exec_err!(
             "replicate_rows: {n} copies of a row asked, more than the {MAX_ROW_COPIES} Apiary makes"
@@ -53,7 +53,7 @@ fn sorted_type(args: &[DataType]) -> Result<DataType> {
         Some(DataType::Null) => Ok(DataType::Null),
         Some(t) => exec_err!(
             "sort_array_by: Argument 1 of function SORT_ARRAY_BY must be array<struct>, but {} was found",
-            crate::HiveType::of(t)
+            apiary_hive_types::HiveType::of(t)
         ),
         None => exec_err!("sort_array_by requires 2..64 argument(s), got 0"),
     }

@@ -9,19 +9,14 @@ use datafusion::common::{exec_err, Result, ScalarValue};
 use datafusion::logical_expr::ScalarUDF;
 use datafusion::prelude::SessionContext;
 
-use crate::numbers::{round_value, rounded_type, trunc_number, Rounding};
-use crate::rowfn::{arg, int, RowFn};
+use crate::args::{arg, int, RowFn};
+use crate::scalar::numbers::{round_value, rounded_type, trunc_number, Rounding};
 
 /// Registers the functions of this module.
 pub fn register(ctx: &SessionContext) {
     for f in [
-        RowFn::new("add_months", 2..=3, crate::rowfn::string, add_months),
-        RowFn::new(
-            "months_between",
-            2..=3,
-            crate::rowfn::double,
-            months_between,
-        ),
+        RowFn::new("add_months", 2..=3, crate::args::string, add_months),
+        RowFn::new("months_between", 2..=3, crate::args::double, months_between),
         RowFn::new("trunc", 1..=2, trunc_type, trunc),
         RowFn::new(
             "to_epoch_milli",
@@ -123,9 +118,9 @@ fn add_months(args: &[ScalarValue]) -> Result<ScalarValue> {
     };
     let pattern = match args.get(2) {
         None => "%Y-%m-%d".to_string(),
-        Some(p) => match crate::rowfn::text(p) {
+        Some(p) => match crate::args::text(p) {
             None => return none,
-            Some(p) => match crate::datetime::java_to_chrono(&p) {
+            Some(p) => match crate::scalar::datetime::java_to_chrono(&p) {
                 Ok(c) => c,
                 Err(e) => return exec_err!("{e}"),
             },
@@ -176,7 +171,7 @@ fn to_epoch_milli(args: &[ScalarValue]) -> Result<ScalarValue> {
             datetime(v).map(|t| t.and_utc().timestamp_millis())
         }
         v if v.is_null() => None,
-        v => return crate::rowfn::wrong_type("to_epoch_milli", 0, &v.data_type()),
+        v => return crate::args::wrong_type("to_epoch_milli", 0, &v.data_type()),
     }))
 }
 
@@ -242,7 +237,7 @@ fn trunc(args: &[ScalarValue]) -> Result<ScalarValue> {
         return trunc_number(args);
     }
     let none = Ok(ScalarValue::Utf8(None));
-    let (Some(t), Some(fmt)) = (datetime(arg(args, 0)), crate::rowfn::text(arg(args, 1))) else {
+    let (Some(t), Some(fmt)) = (datetime(arg(args, 0)), crate::args::text(arg(args, 1))) else {
         return none;
     };
     let d = t.date();

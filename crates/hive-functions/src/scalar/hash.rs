@@ -124,7 +124,7 @@ fn value_hash(v: &ScalarValue) -> Result<i32> {
                 for i in 0..entries.len() {
                     let key = ScalarValue::try_from_array(entries.column(0), i)?;
                     let value = ScalarValue::try_from_array(entries.column(1), i)?;
-                    h = h.wrapping_add(value_hash(&key)? ^ crate::numbers::java_hash(&value)?);
+                    h = h.wrapping_add(value_hash(&key)? ^ java_hash(&value)?);
                 }
             }
             h
@@ -132,7 +132,7 @@ fn value_hash(v: &ScalarValue) -> Result<i32> {
         other => {
             return exec_err!(
                 "murmur_hash of a {} value is not supported",
-                crate::types::HiveType::of(&other.data_type())
+                apiary_hive_types::types::HiveType::of(&other.data_type())
             )
         }
     })
@@ -144,7 +144,7 @@ fn elements_hash(list: &dyn Array) -> Result<i32> {
     if list.is_empty() || list.is_null(0) {
         return Ok(0);
     }
-    let Some(values) = crate::rowfn::list_at(list, 0) else {
+    let Some(values) = crate::args::list_at(list, 0) else {
         return exec_err!("murmur_hash: {} is not an array", list.data_type());
     };
     for i in 0..values.len() {
@@ -152,6 +152,57 @@ fn elements_hash(list: &dyn Array) -> Result<i32> {
         h = h.wrapping_mul(31).wrapping_add(value_hash(&v)?);
     }
     Ok(h)
+}
+
+/// `hash(a, ..)`: Hive's hash code of its arguments, `31 * h + hash(arg)` from 0, each
+/// argument's as Java's (an INT its value, a BIGINT `v ^ v >>> 32`, a DOUBLE its bits', a
+/// string over its UTF-8 bytes, a BOOLEAN 1 or 0, NULL 0).
+pub(crate) fn hash(args: &[ScalarValue]) -> Result<ScalarValue> {
+    let mut h: i32 = 0;
+    for a in args {
+        h = h.wrapping_mul(31).wrapping_add(java_hash(a)?);
+    }
+    Ok(ScalarValue::Int32(Some(h)))
+}
+
+fn long_hash(v: i64) -> i32 {
+    (v ^ ((v as u64) >> 32) as i64) as i32
+}
+
+pub(crate) fn java_hash(v: &ScalarValue) -> Result<i32> {
+    use ScalarValue as S;
+    Ok(match v {
+        v if v.is_null() => 0,
+        S::Boolean(Some(b)) => i32::from(*b),
+        S::Int8(Some(i)) => i32::from(*i),
+        S::Int16(Some(i)) => i32::from(*i),
+        S::Int32(Some(i)) => *i,
+        S::Int64(Some(i)) => long_hash(*i),
+        S::Float32(Some(f)) => f.to_bits() as i32,
+        S::Float64(Some(f)) => {
+            // Java's doubleToLongBits: one NaN.
+            let bits = if f.is_nan() {
+                0x7ff8_0000_0000_0000
+            } else {
+                f.to_bits() as i64
+            };
+            long_hash(bits)
+        }
+        S::Utf8(Some(s)) | S::LargeUtf8(Some(s)) | S::Utf8View(Some(s)) => bytes_hash(s.as_bytes()),
+        S::Binary(Some(b)) | S::LargeBinary(Some(b)) | S::BinaryView(Some(b)) => bytes_hash(b),
+        other => {
+            return exec_err!(
+                "hash of a {} value is not supported",
+                apiary_hive_types::types::HiveType::of(&other.data_type())
+            )
+        }
+    })
+}
+
+fn bytes_hash(b: &[u8]) -> i32 {
+    b.iter().fold(0i32, |h, &c| {
+        h.wrapping_mul(31).wrapping_add(i32::from(c as i8))
+    })
 }
 
 #[cfg(test)]

@@ -14,8 +14,8 @@ use datafusion::logical_expr::ScalarUDF;
 use datafusion::prelude::SessionContext;
 use serde_json::Value;
 
-use crate::rowfn::{arg, text, RowFn};
-use crate::HiveType;
+use crate::args::{arg, text, RowFn};
+use apiary_hive_types::HiveType;
 
 /// Registers `json_read`.
 pub fn register(ctx: &SessionContext) {

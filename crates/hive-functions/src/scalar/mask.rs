@@ -11,7 +11,7 @@ use datafusion::logical_expr::ScalarUDF;
 use datafusion::prelude::SessionContext;
 use sha2::Digest;
 
-use crate::rowfn::{arg, int, RowFn};
+use crate::args::{arg, int, RowFn};
 
 /// Registers the functions of this module.
 pub fn register(ctx: &SessionContext) {
@@ -68,7 +68,7 @@ fn char_arg(v: Option<&ScalarValue>, default: Option<char>) -> Option<char> {
             Some(c) => u32::try_from(c).ok().and_then(char::from_u32).or(default),
             None => default,
         },
-        Some(v) => crate::rowfn::text(v)
+        Some(v) => crate::args::text(v)
             .and_then(|s| s.chars().next())
             .or(default),
     }
@@ -79,7 +79,7 @@ fn char_arg(v: Option<&ScalarValue>, default: Option<char>) -> Option<char> {
 fn number_arg(v: Option<&ScalarValue>) -> u32 {
     let n = match v {
         Some(v) if v.data_type().is_integer() => int(v),
-        Some(v) => crate::rowfn::text(v).and_then(|s| s.trim().parse::<i64>().ok()),
+        Some(v) => crate::args::text(v).and_then(|s| s.trim().parse::<i64>().ok()),
         None => None,
     };
     n.and_then(|n| u32::try_from(n).ok())

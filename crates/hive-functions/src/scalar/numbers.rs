@@ -8,7 +8,7 @@ use datafusion::common::{exec_err, Result, ScalarValue};
 use datafusion::logical_expr::ScalarUDF;
 use datafusion::prelude::SessionContext;
 
-use crate::rowfn::{arg, float, int, text, RowFn};
+use crate::args::{arg, float, int, text, RowFn};
 
 /// Registers the functions of this module.
 pub fn register(ctx: &SessionContext) {
@@ -16,14 +16,19 @@ pub fn register(ctx: &SessionContext) {
         RowFn::new("round", 1..=2, rounded_type, round_half_up).typed_by_constants(rounded_scale),
         RowFn::new("bround", 1..=2, rounded_type, round_half_even)
             .typed_by_constants(rounded_scale),
-        RowFn::new("conv", 3..=3, crate::rowfn::string, conv),
-        RowFn::new("format_number", 2..=2, crate::rowfn::string, format_number),
-        RowFn::new("hash", 0..=32, crate::rowfn::integer, hash),
+        RowFn::new("conv", 3..=3, crate::args::string, conv),
+        RowFn::new("format_number", 2..=2, crate::args::string, format_number),
+        RowFn::new(
+            "hash",
+            0..=32,
+            crate::args::integer,
+            crate::scalar::hash::hash,
+        ),
         RowFn::new(
             "murmur_hash",
             0..=32,
-            crate::rowfn::integer,
-            crate::murmur::murmur_hash,
+            crate::args::integer,
+            crate::scalar::hash::murmur_hash,
         ),
     ] {
         ctx.register_udf(ScalarUDF::from(f));
@@ -37,7 +42,7 @@ pub(crate) fn rounded_type(args: &[DataType]) -> Result<DataType> {
         Some(DataType::Null) => DataType::Float64,
         Some(t) if t.is_numeric() || t.is_null() => DataType::Float64,
         Some(DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View) => DataType::Float64,
-        Some(t) => return crate::rowfn::wrong_type("round", 0, t),
+        Some(t) => return crate::args::wrong_type("round", 0, t),
         None => DataType::Float64,
     })
 }
@@ -267,7 +272,7 @@ fn format_number(args: &[ScalarValue]) -> Result<ScalarValue> {
     if !value.data_type().is_numeric() && !value.data_type().is_null() {
         return exec_err!(
             "Argument 1 of function FORMAT_NUMBER must be \"tinyint\" or \"smallint\" or \"int\" or \"bigint\" or \"double\" or \"float\" or \"decimal\", but \"{}\" was found",
-            crate::types::HiveType::of(&value.data_type())
+            apiary_hive_types::types::HiveType::of(&value.data_type())
         );
     }
     let pattern = match spec {
@@ -393,60 +398,10 @@ fn decimal_text(digits: i128, scale: usize, places: usize) -> String {
     format!("{}{whole}.{frac}", if negative { "-" } else { "" })
 }
 
-/// `hash(a, ..)`: Hive's hash code of its arguments, `31 * h + hash(arg)` from 0, each
-/// argument's as Java's (an INT its value, a BIGINT `v ^ v >>> 32`, a DOUBLE its bits', a
-/// string over its UTF-8 bytes, a BOOLEAN 1 or 0, NULL 0).
-fn hash(args: &[ScalarValue]) -> Result<ScalarValue> {
-    let mut h: i32 = 0;
-    for a in args {
-        h = h.wrapping_mul(31).wrapping_add(java_hash(a)?);
-    }
-    Ok(ScalarValue::Int32(Some(h)))
-}
-
-fn long_hash(v: i64) -> i32 {
-    (v ^ ((v as u64) >> 32) as i64) as i32
-}
-
-pub(crate) fn java_hash(v: &ScalarValue) -> Result<i32> {
-    use ScalarValue as S;
-    Ok(match v {
-        v if v.is_null() => 0,
-        S::Boolean(Some(b)) => i32::from(*b),
-        S::Int8(Some(i)) => i32::from(*i),
-        S::Int16(Some(i)) => i32::from(*i),
-        S::Int32(Some(i)) => *i,
-        S::Int64(Some(i)) => long_hash(*i),
-        S::Float32(Some(f)) => f.to_bits() as i32,
-        S::Float64(Some(f)) => {
-            // Java's doubleToLongBits: one NaN.
-            let bits = if f.is_nan() {
-                0x7ff8_0000_0000_0000
-            } else {
-                f.to_bits() as i64
-            };
-            long_hash(bits)
-        }
-        S::Utf8(Some(s)) | S::LargeUtf8(Some(s)) | S::Utf8View(Some(s)) => bytes_hash(s.as_bytes()),
-        S::Binary(Some(b)) | S::LargeBinary(Some(b)) | S::BinaryView(Some(b)) => bytes_hash(b),
-        other => {
-            return exec_err!(
-                "hash of a {} value is not supported",
-                crate::types::HiveType::of(&other.data_type())
-            )
-        }
-    })
-}
-
-fn bytes_hash(b: &[u8]) -> i32 {
-    b.iter().fold(0i32, |h, &c| {
-        h.wrapping_mul(31).wrapping_add(i32::from(c as i8))
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::scalar::hash::hash;
 
     fn s(v: &str) -> ScalarValue {
         ScalarValue::Utf8(Some(v.into()))

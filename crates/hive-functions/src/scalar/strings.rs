@@ -16,10 +16,7 @@ use datafusion::prelude::SessionContext;
 use regex::Regex;
 use serde_json::Value as Json;
 
-/// `json_tuple`'s column: the top-level field `key` of a JSON object, as text.
-pub const JSON_FIELD: &str = "hive_json_field";
-/// `inline`'s column: the field at a position of a struct.
-pub const STRUCT_FIELD: &str = "hive_struct_field";
+use crate::names::{JSON_FIELD, STRUCT_FIELD};
 
 /// Registers the functions of this module.
 pub fn register(ctx: &SessionContext) {
@@ -98,7 +95,7 @@ impl ScalarUDFImpl for HiveLength {
             };
             i32::try_from(n).unwrap_or(i32::MAX)
         };
-        crate::rowfn::per_array(value, n, |array| {
+        crate::args::per_array(value, n, |array| {
             let lengths: arrow::array::Int32Array = match array.data_type() {
                 DataType::Binary | DataType::LargeBinary | DataType::BinaryView => {
                     let bytes = arrow::compute::cast(&array, &DataType::LargeBinary)?;
@@ -118,7 +115,9 @@ impl ScalarUDFImpl for HiveLength {
                 }
                 // Anything else: its text as Hive writes it (`length(1e10)` counts `1.0E10`).
                 _ => (0..array.len())
-                    .map(|i| crate::render::cell_text(array.as_ref(), i).map(|s| count(&s)))
+                    .map(|i| {
+                        apiary_hive_types::render::cell_text(array.as_ref(), i).map(|s| count(&s))
+                    })
                     .collect(),
             };
             Ok(Arc::new(lengths))
@@ -491,7 +490,7 @@ impl ScalarUDFImpl for StructField {
         match args.arg_fields.first().map(|f| f.data_type()) {
             Some(DataType::Struct(fields)) if fields.len() != aliases => plan_err!(
                 "{} expected {} aliases but got {aliases}",
-                crate::hive_errors::HiveError::UdtfAliasMismatch.text(),
+                crate::names::UDTF_ALIAS_MISMATCH,
                 fields.len()
             ),
             Some(DataType::Struct(fields)) => match fields.get(i) {

@@ -9,16 +9,16 @@ use datafusion::common::{exec_err, Result, ScalarValue};
 use datafusion::logical_expr::ScalarUDF;
 use datafusion::prelude::SessionContext;
 
-use crate::rowfn::{arg, text, RowFn};
+use crate::args::{arg, text, RowFn};
 
 /// Registers the functions of this module.
 pub fn register(ctx: &SessionContext) {
     for f in [
         RowFn::new("encode", 2..=2, |_| Ok(DataType::Binary), encode),
-        RowFn::new("decode", 2..=2, crate::rowfn::string, decode),
+        RowFn::new("decode", 2..=2, crate::args::string, decode),
         RowFn::new("sentences", 1..=3, sentences_type, sentences),
-        RowFn::new("quote", 1..=1, crate::rowfn::string, quote),
-        RowFn::new("typeof", 1..=1, crate::rowfn::string, type_of),
+        RowFn::new("quote", 1..=1, crate::args::string, quote),
+        RowFn::new("typeof", 1..=1, crate::args::string, type_of),
         RowFn::new("aes_encrypt", 2..=2, |_| Ok(DataType::Binary), aes_encrypt),
         RowFn::new("aes_decrypt", 2..=2, |_| Ok(DataType::Binary), aes_decrypt),
     ] {
@@ -84,7 +84,7 @@ fn encode(args: &[ScalarValue]) -> Result<ScalarValue> {
 
 /// `decode(bin, charset)`: the bytes read in the charset, what does not read as U+FFFD.
 fn decode(args: &[ScalarValue]) -> Result<ScalarValue> {
-    let Some(bytes) = crate::rowfn::bytes(arg(args, 0)) else {
+    let Some(bytes) = crate::args::bytes(arg(args, 0)) else {
         return Ok(ScalarValue::Utf8(None));
     };
     let Some(cs) = text(arg(args, 1)) else {
@@ -221,7 +221,7 @@ fn quote(args: &[ScalarValue]) -> Result<ScalarValue> {
 /// `typeof(x)`: the Hive type name of the argument (`void` for an untyped NULL).
 fn type_of(args: &[ScalarValue]) -> Result<ScalarValue> {
     Ok(ScalarValue::Utf8(Some(
-        crate::types::HiveType::of(&arg(args, 0).data_type()).to_string(),
+        apiary_hive_types::types::HiveType::of(&arg(args, 0).data_type()).to_string(),
     )))
 }
 
@@ -264,8 +264,8 @@ const AES_BLOCK: usize = 16;
 /// The two arguments of the AES functions as bytes, and the cipher of the key; None when
 /// either is NULL or the key is not 16, 24 or 32 bytes long.
 fn aes_args(args: &[ScalarValue]) -> Option<(Vec<u8>, Aes)> {
-    let input = crate::rowfn::bytes(arg(args, 0))?;
-    let key = crate::rowfn::bytes(arg(args, 1))?;
+    let input = crate::args::bytes(arg(args, 0))?;
+    let key = crate::args::bytes(arg(args, 1))?;
     Some((input, Aes::new(&key)?))
 }
 

@@ -25,24 +25,24 @@ use datafusion::prelude::SessionContext;
 use sxd_xpath::nodeset::Node;
 use sxd_xpath::{Context, Factory, Value, XPath};
 
-use crate::rowfn::{arg, text, RowFn};
+use crate::args::{arg, text, RowFn};
 
 /// Registers the XPath functions.
 pub fn register(ctx: &SessionContext) {
     for f in [
         RowFn::new("xpath", 2..=2, |_| Ok(list_of_strings()), xpath),
-        RowFn::new("xpath_string", 2..=2, crate::rowfn::string, xpath_string),
+        RowFn::new("xpath_string", 2..=2, crate::args::string, xpath_string),
         RowFn::new(
             "xpath_boolean",
             2..=2,
             |_| Ok(DataType::Boolean),
             xpath_boolean,
         ),
-        RowFn::new("xpath_double", 2..=2, crate::rowfn::double, xpath_double),
-        RowFn::new("xpath_number", 2..=2, crate::rowfn::double, xpath_double),
+        RowFn::new("xpath_double", 2..=2, crate::args::double, xpath_double),
+        RowFn::new("xpath_number", 2..=2, crate::args::double, xpath_double),
         RowFn::new("xpath_float", 2..=2, |_| Ok(DataType::Float32), xpath_float),
         RowFn::new("xpath_long", 2..=2, |_| Ok(DataType::Int64), xpath_long),
-        RowFn::new("xpath_int", 2..=2, crate::rowfn::integer, xpath_int),
+        RowFn::new("xpath_int", 2..=2, crate::args::integer, xpath_int),
         RowFn::new("xpath_short", 2..=2, |_| Ok(DataType::Int16), xpath_short),
     ] {
         ctx.register_udf(ScalarUDF::from(f));

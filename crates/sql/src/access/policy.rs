@@ -54,7 +54,7 @@ pub struct Policy {
     /// When set, the only functions (lower case) queries may call.
     udf_whitelist: Option<BTreeSet<String>>,
     /// SQL-standard authorization, when on (`hive.security.authorization.enabled`).
-    authorization: Option<crate::authz::Authorization>,
+    authorization: Option<crate::access::decide::Authorization>,
 }
 
 /// The entries of a comma-separated list.
@@ -106,14 +106,14 @@ impl Policy {
     /// Turns SQL-standard authorization on, with the users of the admin role
     /// (`hive.users.in.admin.role`, comma-separated).
     pub fn with_authorization(mut self, admins: &str) -> Self {
-        self.authorization = Some(crate::authz::Authorization {
+        self.authorization = Some(crate::access::decide::Authorization {
             admins: entries(admins).collect(),
         });
         self
     }
 
     /// SQL-standard authorization, when on.
-    pub fn authorization(&self) -> Option<&crate::authz::Authorization> {
+    pub fn authorization(&self) -> Option<&crate::access::decide::Authorization> {
         self.authorization.as_ref()
     }
 

@@ -9,9 +9,9 @@ use arrow::array::{
 use arrow::datatypes::{DataType, Field, Schema};
 use datafusion::prelude::SessionContext;
 
-use crate::authz::Visibility;
+use crate::access::decide::Visibility;
+use crate::catalog::pattern::jdbc_like;
 use crate::error::SqlError;
-use crate::pattern::jdbc_like;
 use crate::prepared::Prepared;
 use crate::types::HiveType;
 
@@ -157,10 +157,10 @@ async fn matching_tables(
     schema_pattern: Option<&str>,
     table_pattern: Option<&str>,
 ) -> Result<Vec<apiary_metastore::Table>, SqlError> {
-    let Some(metastore) = crate::catalog::HiveCatalog::of(ctx) else {
+    let Some(metastore) = crate::catalog::provider::HiveCatalog::of(ctx) else {
         return Ok(vec![]);
     };
-    let dbs = match crate::pattern::jdbc_literal(schema_pattern) {
+    let dbs = match crate::catalog::pattern::jdbc_literal(schema_pattern) {
         Some(db) => vec![db],
         None => metastore.list_databases().await?,
     };
@@ -170,7 +170,7 @@ async fn matching_tables(
             continue;
         }
         // A pattern without wildcards names one table: look it up instead of listing.
-        if let Some(name) = crate::pattern::jdbc_literal(table_pattern) {
+        if let Some(name) = crate::catalog::pattern::jdbc_literal(table_pattern) {
             out.extend(metastore.get_table(&db, &name).await?);
             continue;
         }
@@ -209,7 +209,7 @@ pub async fn database_names(
     ctx: &SessionContext,
     pattern: Option<&str>,
 ) -> Result<Vec<String>, SqlError> {
-    let mut names = match crate::catalog::HiveCatalog::of(ctx) {
+    let mut names = match crate::catalog::provider::HiveCatalog::of(ctx) {
         Some(metastore) => metastore.list_databases().await?,
         None => vec![],
     };

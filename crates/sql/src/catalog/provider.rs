@@ -9,7 +9,7 @@ use apiary_metastore::Metastore;
 use apiary_storage::handler::{AsOf, Registry};
 use apiary_storage::NativeTable;
 
-use crate::recovery::Unavailable;
+use crate::journal::recovery::Unavailable;
 use async_trait::async_trait;
 use datafusion::catalog::{CatalogProvider, SchemaProvider};
 use datafusion::datasource::TableProvider;
@@ -159,7 +159,7 @@ impl HiveSchema {
     async fn view(&self, table: &apiary_metastore::Table) -> DfResult<Arc<dyn TableProvider>> {
         use datafusion::catalog::{CatalogProviderList, MemoryCatalogProviderList};
         use datafusion::execution::session_state::SessionStateBuilder;
-        use datafusion::prelude::{SessionConfig, SessionContext};
+        use datafusion::prelude::SessionConfig;
         let text = table.view_text.clone().unwrap_or_default();
         let catalogs = Arc::new(MemoryCatalogProviderList::new());
         catalogs.register_catalog(
@@ -171,22 +171,16 @@ impl HiveSchema {
                 unavailable: self.unavailable.clone(),
             }),
         );
-        let config = crate::session::hive_reading(
-            SessionConfig::new()
-                .with_default_catalog_and_schema(
-                    crate::names::CATALOG,
-                    table.view_database.as_deref().unwrap_or(&table.database),
-                )
-                .with_create_default_catalog_and_schema(false),
+        let config = SessionConfig::new()
+            .with_default_catalog_and_schema(
+                crate::names::CATALOG,
+                table.view_database.as_deref().unwrap_or(&table.database),
+            )
+            .with_create_default_catalog_and_schema(false);
+        let ctx = crate::context::hive_context(
+            config,
+            SessionStateBuilder::new().with_catalog_list(catalogs),
         );
-        let state = crate::session::hive_planning(
-            SessionStateBuilder::new()
-                .with_config(config)
-                .with_catalog_list(catalogs),
-        )
-        .build();
-        let ctx = SessionContext::new_with_state(state);
-        crate::functions::register(&ctx);
         let mut statements = crate::dialect::tokenize(&text)
             .and_then(|tokens| {
                 datafusion::sql::sqlparser::parser::Parser::new(&crate::dialect::HiveQl::default())
@@ -200,7 +194,7 @@ impl HiveSchema {
                 table.qualified_name()
             )));
         };
-        crate::rewrite::to_datafusion(&mut statement, None)
+        crate::dialect::rewrite::to_datafusion(&mut statement, None)
             .map_err(|e| DataFusionError::Plan(format!("view {}: {e}", table.qualified_name())))?;
         let plan = ctx
             .state()

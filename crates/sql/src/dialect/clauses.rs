@@ -15,9 +15,9 @@ use datafusion::sql::sqlparser::ast::{
 
 use datafusion::sql::sqlparser::ast::helpers::attached_token::AttachedToken;
 
+use crate::dialect::syntax::{call, function_name, plain_args};
 use crate::error::SqlError;
 use crate::hive_errors::HiveError;
-use crate::rewrite::{call, function_name, plain_args};
 
 /// Rewrites every query of `statement`; the first form that cannot be rewritten is refused.
 pub fn rewrite<V: VisitMut>(statement: &mut V) -> Result<(), SqlError> {
@@ -385,7 +385,7 @@ fn generator(f: &Function, aliases: &[Ident], outer: bool) -> Result<Option<Gene
                     .map(|(i, alias)| {
                         (
                             call(
-                                crate::functions::STRUCT_FIELD,
+                                apiary_hive_functions::STRUCT_FIELD,
                                 vec![
                                     unnest(a.clone()),
                                     string(&i.to_string()),
@@ -436,7 +436,7 @@ fn generator(f: &Function, aliases: &[Ident], outer: bool) -> Result<Option<Gene
             if args.len() < 2 {
                 return Err(wrong("UDTFReplicateRows() expects at least two arguments."));
             }
-            let times = call(crate::functions::ROW_COPIES, vec![n.clone()]);
+            let times = call(apiary_hive_functions::ROW_COPIES, vec![n.clone()]);
             args.iter()
                 .map(|c| unnest(call("array_repeat", vec![c.clone(), times.clone()])))
                 .collect()
@@ -453,7 +453,7 @@ fn generator(f: &Function, aliases: &[Ident], outer: bool) -> Result<Option<Gene
                 .map(|k| {
                     if name == "json_tuple" {
                         call(
-                            crate::functions::JSON_FIELD,
+                            apiary_hive_functions::JSON_FIELD,
                             vec![subject.clone(), k.clone()],
                         )
                     } else {
@@ -715,4 +715,38 @@ fn select_list_generator(select: &mut Select) -> Result<(), SqlError> {
         .map(|(expr, alias)| SelectItem::ExprWithAlias { expr, alias })
         .collect();
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `sql` parsed in Hive's dialect with its clauses rewritten, as text.
+    fn rewritten(sql: &str) -> String {
+        let mut statement = crate::dialect::parse_one(sql).unwrap();
+        rewrite(&mut statement).unwrap();
+        statement.to_string()
+    }
+
+    #[test]
+    fn sort_distribute_and_cluster_by_become_order_by() {
+        let text = rewritten("SELECT a, b FROM t DISTRIBUTE BY a SORT BY b DESC");
+        assert!(text.contains("ORDER BY b DESC"), "{text}");
+        let text = rewritten("SELECT a FROM t CLUSTER BY a");
+        assert!(text.contains("ORDER BY a"), "{text}");
+    }
+
+    #[test]
+    fn lateral_view_explode_becomes_unnest() {
+        let text = rewritten("SELECT id, x FROM t LATERAL VIEW explode(arr) v AS x");
+        assert!(text.to_ascii_lowercase().contains("unnest"), "{text}");
+        assert!(!text.contains("LATERAL VIEW"), "{text}");
+    }
+
+    #[test]
+    fn a_generator_alone_in_the_select_list() {
+        let text = rewritten("SELECT explode(arr) AS x FROM t");
+        assert!(text.to_ascii_lowercase().contains("unnest"), "{text}");
+        assert!(!text.to_ascii_lowercase().contains("explode"), "{text}");
+    }
 }

@@ -4,6 +4,12 @@
 //! parameters, adjacent string literals (`'a' 'b'` is `'ab'`), `a DIV b`, `a && b`, and
 //! numeric literals with Hive's type suffixes (`1Y`, `1S`, `1L`, `1.5BD`, `1D`).
 
+pub(crate) mod clauses;
+pub(crate) mod rewrite;
+pub(crate) mod substitute;
+pub(crate) mod syntax;
+pub(crate) mod time_travel;
+
 use std::any::TypeId;
 
 use datafusion::sql::sqlparser::ast::{
@@ -13,6 +19,8 @@ use datafusion::sql::sqlparser::dialect::{Dialect, HiveDialect, Precedence};
 use datafusion::sql::sqlparser::keywords::Keyword;
 use datafusion::sql::sqlparser::parser::{Parser, ParserError};
 use datafusion::sql::sqlparser::tokenizer::{Token, TokenWithSpan, Tokenizer};
+
+use crate::error::SqlError;
 
 /// The dialect every HiveQL statement is parsed with.
 #[derive(Debug, Default, Clone, Copy)]
@@ -58,7 +66,7 @@ impl Dialect for HiveQl {
     }
 
     /// `FOR SYSTEM_TIME AS OF` (and `VERSION AS OF`, which `FOR SYSTEM_VERSION AS OF` is read
-    /// as) after a table name: Hive 4's time travel ([`crate::time_travel`]).
+    /// as) after a table name: Hive 4's time travel ([`crate::dialect::time_travel`]).
     fn supports_table_versioning(&self) -> bool {
         true
     }
@@ -222,14 +230,62 @@ fn typed_number(parser: &mut Parser) -> Option<Expr> {
 
 /// The tokens of HiveQL text as Apiary parses it: with Hive's escapes, and `FOR
 /// SYSTEM_VERSION/SYSTEM_TIME AS OF` and the names it must not take as keywords prepared by
-/// [`crate::time_travel::version_tokens`]. Statements and stored view texts go through it.
+/// [`crate::dialect::time_travel::version_tokens`]. Statements and stored view texts go through it.
 pub(crate) fn tokenize(text: &str) -> Result<Vec<TokenWithSpan>, ParserError> {
     let mut tokens = Tokenizer::new(&HiveQl::default(), text)
         .with_unescape(true)
         .tokenize_with_location()
         .map_err(|e| ParserError::TokenizerError(e.to_string()))?;
-    crate::time_travel::version_tokens(&mut tokens);
+    crate::dialect::time_travel::version_tokens(&mut tokens);
     Ok(tokens)
+}
+
+/// The Hive functions this dialect plans by itself rather than through a registered
+/// function (the rewrites' and the table generators'): SHOW FUNCTIONS and DESCRIBE FUNCTION
+/// list them beside the registered ones.
+pub(crate) fn planned_functions() -> Vec<&'static str> {
+    crate::dialect::rewrite::REWRITTEN_FUNCTIONS
+        .iter()
+        .chain(crate::dialect::clauses::GENERATORS)
+        .copied()
+        .collect()
+}
+
+/// One statement in Hive's dialect, parsed (a view's query, to name what it reads).
+pub(crate) fn parse_one(
+    text: &str,
+) -> Result<datafusion::sql::sqlparser::ast::Statement, SqlError> {
+    let mut statements = Parser::parse_sql(&HiveQl::default(), text).map_err(parse_error)?;
+    match statements.len() {
+        1 => Ok(statements.remove(0)),
+        _ => Err(SqlError::Parse {
+            line: 1,
+            column: 0,
+            detail: "expected one statement".into(),
+        }),
+    }
+}
+
+pub(crate) fn parse_error(e: ParserError) -> SqlError {
+    let msg = match &e {
+        ParserError::ParserError(m) | ParserError::TokenizerError(m) => m.clone(),
+        ParserError::RecursionLimitExceeded => "statement nested too deeply".into(),
+    };
+    // sqlparser ends messages with " at Line: L, Column: C".
+    let (detail, line, column) = match msg.rsplit_once(" at Line: ") {
+        Some((d, pos)) => {
+            let mut it = pos.split(", Column: ");
+            let line = it.next().and_then(|l| l.trim().parse().ok()).unwrap_or(1);
+            let col: u64 = it.next().and_then(|c| c.trim().parse().ok()).unwrap_or(1);
+            (d.to_string(), line, col.saturating_sub(1))
+        }
+        None => (msg, 1, 0),
+    };
+    SqlError::Parse {
+        line,
+        column,
+        detail: format!("cannot recognize input: {detail}"),
+    }
 }
 
 #[cfg(test)]

@@ -494,10 +494,10 @@ pub(crate) fn for_display(mut table: Table) -> Table {
     // A password written into a connection URL (`...?password=x`, `user:x@host`) is masked
     // as well.
     for v in table.parameters.values_mut() {
-        *v = crate::mask::mask_url(v);
+        *v = crate::redact::mask_url(v);
     }
     table
 }
 
 /// What a secret property shows.
-pub(crate) use crate::mask::MASK;
+pub(crate) use crate::redact::MASK;

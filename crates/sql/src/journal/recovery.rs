@@ -81,7 +81,7 @@ pub async fn recover(
             }
         }
     }
-    crate::nonnative::recover(metastore, handlers, owner).await;
+    crate::journal::handler_ddl::recover(metastore, handlers, owner).await;
     Ok(unavailable)
 }
 

@@ -1,6 +1,10 @@
 //! ALTER DATABASE / TABLE.
 
-use super::*;
+use std::collections::BTreeMap;
+
+use super::ast::*;
+use super::cursor::P;
+use crate::error::SqlError;
 
 pub(super) fn alter(p: &mut P) -> Result<Option<HiveStatement>, SqlError> {
     if p.eat_kw("database") || p.eat_kw("schema") {

@@ -239,6 +239,10 @@ pub enum HiveStatement {
     ShowColumns(TableName),
     /// SHOW PARTITIONS t [PARTITION (...)].
     ShowPartitions(TableName, Option<PartitionSpec>),
+    /// SHOW DATABASES / SCHEMAS [[LIKE] 'p'].
+    ShowDatabases(Option<String>),
+    /// SHOW FUNCTIONS [[LIKE] 'p'].
+    ShowFunctions(Option<String>),
     /// SHOW TABLES / SHOW VIEWS [IN db] [LIKE 'p'].
     ShowTables {
         /// SHOW VIEWS.
@@ -301,6 +305,8 @@ impl HiveStatement {
                 | HiveStatement::ShowColumns(_)
                 | HiveStatement::ShowPartitions(..)
                 | HiveStatement::ShowTables { .. }
+                | HiveStatement::ShowDatabases(_)
+                | HiveStatement::ShowFunctions(_)
         )
     }
 

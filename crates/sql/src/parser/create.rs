@@ -1,6 +1,11 @@
 //! CREATE DATABASE / TABLE / VIEW: clauses in any order, each at most once.
 
-use super::*;
+use std::collections::BTreeMap;
+
+use super::ast::*;
+use super::cursor::P;
+use super::lex::*;
+use crate::error::SqlError;
 
 pub(super) fn create(p: &mut P) -> Result<Option<HiveStatement>, SqlError> {
     if p.eat_kw("database") || p.eat_kw("schema") {

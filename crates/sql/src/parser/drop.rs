@@ -1,6 +1,8 @@
 //! DROP DATABASE / TABLE / VIEW.
 
-use super::*;
+use super::ast::*;
+use super::cursor::P;
+use crate::error::SqlError;
 
 pub(super) fn drop(p: &mut P) -> Result<Option<HiveStatement>, SqlError> {
     if p.eat_kw("database") || p.eat_kw("schema") {

@@ -1,7 +1,10 @@
 //! Parsing the statements of SQL-standard authorization: roles (CREATE / DROP / SET / SHOW
 //! ROLE(S), GRANT / REVOKE role), privileges on tables and views (GRANT / REVOKE, SHOW GRANT).
 
-use super::*;
+use super::ast::*;
+use super::cursor::P;
+use super::lex::*;
+use crate::error::SqlError;
 
 /// Whether `sql` is an authorization statement (by its first words), so the caller sends it
 /// to [`parse_authz`].

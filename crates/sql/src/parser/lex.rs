@@ -1,6 +1,6 @@
 //! The tokens of the Hive statements this parser reads, with their offsets for errors.
 
-use super::*;
+use crate::error::SqlError;
 
 /// A token with its byte offset in the statement text.
 #[derive(Debug, Clone, PartialEq)]

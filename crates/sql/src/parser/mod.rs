@@ -4,346 +4,62 @@
 
 mod alter;
 mod ast;
-mod authz;
 mod create;
+mod cursor;
 mod drop;
+mod grant;
 mod lex;
 mod show;
 
-use std::collections::BTreeMap;
-
 use crate::error::SqlError;
 
+use self::alter::alter;
 pub use self::ast::*;
-pub use self::authz::{is_authz, parse_authz};
+use self::create::create;
+use self::cursor::P;
+use self::drop::drop;
+pub use self::grant::{is_authz, parse_authz};
 use self::lex::*;
-use self::{alter::*, create::*, drop::*, show::*};
+use self::show::{describe, show};
 
-struct P<'a> {
-    sql: &'a str,
-    toks: Vec<Token>,
-    pos: usize,
+/// Which parser reads a statement: decided once, from its first words, for every statement
+/// a session compiles.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Family {
+    /// GRANT, REVOKE, CREATE/DROP/SET ROLE, SHOW GRANT / ROLES / CURRENT ROLES / ROLE GRANT /
+    /// PRINCIPALS: read by [`parse_authz`].
+    Authorization,
+    /// `SET`, `SET key`, `SET key=value` (`hivevar:` and `hiveconf:` prefixes too).
+    Set,
+    /// `RESET` and `RESET key`.
+    Reset,
+    /// `USE db`.
+    Use,
+    /// CREATE, DROP, ALTER, DESCRIBE, SHOW, TRUNCATE, MSCK, LOAD and INSERT: read by [`parse`],
+    /// which answers `None` for the forms it leaves to sqlparser (`CREATE TEMPORARY FUNCTION`,
+    /// a plain `INSERT .. SELECT` into a DataFusion table, ...).
+    Hive,
+    /// Everything else (SELECT, WITH, VALUES, EXPLAIN, ...): sqlparser in Hive's dialect.
+    Query,
 }
 
-impl<'a> P<'a> {
-    fn peek(&self) -> Option<&Tok> {
-        self.toks.get(self.pos).map(|t| &t.tok)
+/// The family of a statement's text (comments already stripped).
+pub fn classify(text: &str) -> Family {
+    if is_authz(text) {
+        return Family::Authorization;
     }
-
-    fn here(&self) -> usize {
-        self.toks
-            .get(self.pos)
-            .map(|t| t.start)
-            .unwrap_or(self.sql.len())
-    }
-
-    fn err(&self, what: &str) -> SqlError {
-        let found = match self.peek() {
-            None => "<EOF>".to_string(),
-            Some(Tok::Word(w)) | Some(Tok::Quoted(w)) | Some(Tok::Num(w)) => format!("'{w}'"),
-            Some(Tok::Str(s)) => format!("'{s}'"),
-            Some(Tok::Punct(c)) => format!("'{c}'"),
-        };
-        parse_err(
-            self.sql,
-            self.here(),
-            &format!("cannot recognize input near {found}: expected {what}"),
-        )
-    }
-
-    fn is_kw(&self, kw: &str) -> bool {
-        matches!(self.peek(), Some(Tok::Word(w)) if w.eq_ignore_ascii_case(kw))
-    }
-
-    fn is_kw_at(&self, off: usize, kw: &str) -> bool {
-        matches!(self.toks.get(self.pos + off).map(|t| &t.tok), Some(Tok::Word(w)) if w.eq_ignore_ascii_case(kw))
-    }
-
-    fn eat_kw(&mut self, kw: &str) -> bool {
-        if self.is_kw(kw) {
-            self.pos += 1;
-            true
-        } else {
-            false
-        }
-    }
-
-    fn eat_kws(&mut self, kws: &[&str]) -> bool {
-        if kws.iter().enumerate().all(|(i, k)| self.is_kw_at(i, k)) {
-            self.pos += kws.len();
-            true
-        } else {
-            false
-        }
-    }
-
-    fn expect_kw(&mut self, kw: &str) -> Result<(), SqlError> {
-        if self.eat_kw(kw) {
-            Ok(())
-        } else {
-            Err(self.err(kw))
-        }
-    }
-
-    fn eat_punct(&mut self, c: char) -> bool {
-        if self.peek() == Some(&Tok::Punct(c)) {
-            self.pos += 1;
-            true
-        } else {
-            false
-        }
-    }
-
-    fn expect_punct(&mut self, c: char) -> Result<(), SqlError> {
-        if self.eat_punct(c) {
-            Ok(())
-        } else {
-            Err(self.err(&format!("'{c}'")))
-        }
-    }
-
-    fn ident(&mut self) -> Result<String, SqlError> {
-        match self.peek().cloned() {
-            Some(Tok::Word(w)) => {
-                self.pos += 1;
-                Ok(w.to_lowercase())
-            }
-            Some(Tok::Quoted(w)) => {
-                self.pos += 1;
-                Ok(w.to_lowercase())
-            }
-            _ => Err(self.err("an identifier")),
-        }
-    }
-
-    fn string(&mut self) -> Result<String, SqlError> {
-        match self.peek().cloned() {
-            Some(Tok::Str(s)) => {
-                self.pos += 1;
-                Ok(s)
-            }
-            _ => Err(self.err("a string literal")),
-        }
-    }
-
-    fn number(&mut self) -> Result<i64, SqlError> {
-        match self.peek().cloned() {
-            Some(Tok::Num(n)) => {
-                self.pos += 1;
-                n.parse().map_err(|_| self.err("an integer"))
-            }
-            _ => Err(self.err("a number")),
-        }
-    }
-
-    /// One part of a table name: a back-quoted part may not hold a dot (Hive's rule, with its
-    /// text).
-    fn name_part(&mut self) -> Result<String, SqlError> {
-        let at = self.here();
-        let part = self.ident()?;
-        if part.contains('.') {
-            let (line, column) = line_column(self.sql, at);
-            return Err(SqlError::semantic(format!(
-                "Line {line}:{column} Table or database name may not contain dot(.) character '{part}'"
-            )));
-        }
-        Ok(part)
-    }
-
-    fn table_name(&mut self) -> Result<TableName, SqlError> {
-        let first = self.name_part()?;
-        if self.eat_punct('.') {
-            let name = self.name_part()?;
-            Ok(TableName {
-                db: Some(first),
-                name,
-            })
-        } else {
-            Ok(TableName {
-                db: None,
-                name: first,
-            })
-        }
-    }
-
-    fn done(&self) -> Result<(), SqlError> {
-        if self.pos < self.toks.len() {
-            Err(self.err("the end of the statement"))
-        } else {
-            Ok(())
-        }
-    }
-
-    fn rest(&self) -> String {
-        self.sql[self.here()..].trim().to_string()
-    }
-
-    /// ('k'='v', ...)
-    fn properties(&mut self) -> Result<BTreeMap<String, String>, SqlError> {
-        self.expect_punct('(')?;
-        let mut out = BTreeMap::new();
-        if self.eat_punct(')') {
-            return Ok(out);
-        }
-        loop {
-            let k = self.string()?;
-            self.expect_punct('=')?;
-            let v = self.string()?;
-            out.insert(k, v);
-            if self.eat_punct(')') {
-                return Ok(out);
-            }
-            self.expect_punct(',')?;
-        }
-    }
-
-    /// A type, as text: `decimal(10,2)`, `array<struct<a:int>>`.
-    fn type_text(&mut self) -> Result<String, SqlError> {
-        let start = self.here();
-        let mut depth = 0i32;
-        let mut first = true;
-        loop {
-            match self.peek() {
-                None => break,
-                Some(Tok::Punct('<')) | Some(Tok::Punct('(')) => depth += 1,
-                Some(Tok::Punct('>')) | Some(Tok::Punct(')')) => {
-                    if depth == 0 {
-                        break;
-                    }
-                    depth -= 1;
-                }
-                Some(Tok::Punct(',')) if depth == 0 => break,
-                // `timestamp with local time zone` continues; a COMMENT ends the type.
-                Some(Tok::Word(w))
-                    if depth == 0
-                        && !first
-                        && !matches!(
-                            w.to_ascii_lowercase().as_str(),
-                            "with" | "local" | "time" | "zone"
-                        ) =>
-                {
-                    break
-                }
-                _ => {}
-            }
-            first = false;
-            self.pos += 1;
-        }
-        let text = self.sql[start..self.here()].to_string();
-        let norm = crate::types::HiveType::parse(&text)
-            .map(|t| t.to_string())
-            .ok_or_else(|| {
-                parse_err(
-                    self.sql,
-                    start,
-                    &format!(
-                        "cannot recognize input near '{}': not a Hive type",
-                        text.trim()
-                    ),
-                )
-            })?;
-        Ok(norm)
-    }
-
-    fn column_defs(&mut self) -> Result<Vec<ColumnDef>, SqlError> {
-        self.column_defs_with(false)
-    }
-
-    /// `(name type [COMMENT '..'], ..)`; with `untyped`, also `(name, ..)` (a CTAS's
-    /// PARTITIONED BY, Hive 4), a column without a type having an empty `type_name`.
-    fn column_defs_with(&mut self, untyped: bool) -> Result<Vec<ColumnDef>, SqlError> {
-        self.expect_punct('(')?;
-        let mut out = Vec::new();
-        loop {
-            let at = self.here();
-            let name = self.ident()?;
-            if name.is_empty() || name.contains(['.', ':']) {
-                let found = match self.peek() {
-                    Some(Tok::Word(w)) | Some(Tok::Quoted(w)) | Some(Tok::Num(w)) => w.clone(),
-                    Some(Tok::Str(w)) => w.clone(),
-                    Some(Tok::Punct(c)) => c.to_string(),
-                    None => "<EOF>".into(),
-                };
-                return Err(parse_err(
-                    self.sql,
-                    at,
-                    &format!("Failed to recognize predicate '{found}'. Failed rule: '[., :] can not be used in column name in create table statement.' in column specification"),
-                ));
-            }
-            let type_name = if untyped
-                && matches!(self.peek(), Some(Tok::Punct(',')) | Some(Tok::Punct(')')))
-            {
-                String::new()
-            } else {
-                self.type_text()?
-            };
-            let comment = if self.eat_kw("comment") {
-                Some(self.string()?)
-            } else {
-                None
-            };
-            out.push(ColumnDef {
-                name,
-                type_name,
-                comment,
-            });
-            if self.eat_punct(')') {
-                return Ok(out);
-            }
-            self.expect_punct(',')?;
-        }
-    }
-
-    fn ident_list(&mut self) -> Result<Vec<String>, SqlError> {
-        self.expect_punct('(')?;
-        let mut out = Vec::new();
-        loop {
-            out.push(self.ident()?);
-            if self.eat_punct(')') {
-                return Ok(out);
-            }
-            self.expect_punct(',')?;
-        }
-    }
-
-    fn partition_spec(&mut self) -> Result<PartitionSpec, SqlError> {
-        self.expect_punct('(')?;
-        let mut out = Vec::new();
-        loop {
-            let k = self.ident()?;
-            let v = if self.eat_punct('=') {
-                Some(match self.peek().cloned() {
-                    Some(Tok::Str(s)) => {
-                        self.pos += 1;
-                        s
-                    }
-                    Some(Tok::Num(n)) => {
-                        self.pos += 1;
-                        n
-                    }
-                    Some(Tok::Punct('-')) => {
-                        self.pos += 1;
-                        format!("-{}", self.number()?)
-                    }
-                    Some(Tok::Word(w)) => {
-                        self.pos += 1;
-                        w
-                    }
-                    _ => return Err(self.err("a partition value")),
-                })
-            } else {
-                None
-            };
-            out.push((k, v));
-            if self.eat_punct(')') {
-                return Ok(out);
-            }
-            self.expect_punct(',')?;
-        }
-    }
-
-    fn delimiter(&mut self) -> Result<String, SqlError> {
-        self.string()
+    let first = text
+        .split(|c: char| c.is_whitespace() || c == ';')
+        .next()
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    match first.as_str() {
+        "set" => Family::Set,
+        "reset" => Family::Reset,
+        "use" => Family::Use,
+        "create" | "drop" | "alter" | "describe" | "desc" | "show" | "truncate" | "msck"
+        | "load" | "insert" => Family::Hive,
+        _ => Family::Query,
     }
 }
 

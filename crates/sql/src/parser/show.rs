@@ -1,6 +1,9 @@
 //! DESCRIBE and SHOW.
 
-use super::*;
+use super::ast::*;
+use super::cursor::P;
+use super::lex::*;
+use crate::error::SqlError;
 
 pub(super) fn describe(p: &mut P) -> Result<Option<HiveStatement>, SqlError> {
     if p.eat_kw("database") || p.eat_kw("schema") {
@@ -47,6 +50,12 @@ pub(super) fn describe(p: &mut P) -> Result<Option<HiveStatement>, SqlError> {
 }
 
 pub(super) fn show(p: &mut P) -> Result<Option<HiveStatement>, SqlError> {
+    if p.eat_kw("databases") || p.eat_kw("schemas") {
+        return Ok(Some(HiveStatement::ShowDatabases(like_pattern(p)?)));
+    }
+    if p.eat_kw("functions") {
+        return Ok(Some(HiveStatement::ShowFunctions(like_pattern(p)?)));
+    }
     if p.eat_kws(&["create", "table"]) {
         return Ok(Some(HiveStatement::ShowCreateTable(p.table_name()?)));
     }
@@ -98,4 +107,15 @@ pub(super) fn show(p: &mut P) -> Result<Option<HiveStatement>, SqlError> {
         _ => None,
     };
     Ok(Some(HiveStatement::ShowTables { views, db, pattern }))
+}
+
+/// `[LIKE] 'pattern'` at the end of a SHOW statement (Hive takes the pattern with or without
+/// LIKE), or nothing.
+fn like_pattern(p: &mut P) -> Result<Option<String>, SqlError> {
+    let like = p.eat_kw("like");
+    match p.peek() {
+        Some(Tok::Str(_)) => Ok(Some(p.string()?)),
+        None if !like => Ok(None),
+        _ => Err(p.err("a quoted pattern")),
+    }
 }

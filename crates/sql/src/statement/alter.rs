@@ -1,6 +1,25 @@
 //! ALTER TABLE: rename, columns, properties, SerDe properties, location, partitions.
 
-use super::*;
+use crate::statement::partition::check_spec_keys;
+use crate::statement::partition::full_spec;
+use crate::statement::partition::spec_matches;
+use crate::statement::partition::spec_text;
+use crate::statement::table::check_duplicates;
+use crate::statement::table::remove_dir_if_present;
+use crate::statement::table::to_columns;
+
+use apiary_metastore::{Partition, TableType};
+use apiary_storage::handler::AlterOp;
+use apiary_storage::ownership;
+use apiary_storage::write::{self};
+
+use crate::error::{HiveError, SqlError};
+use crate::parser::{AlterTable, TableName};
+use crate::partitions::new_partition;
+use crate::prepared::Prepared;
+use crate::task::blocking;
+
+use super::scope::*;
 
 impl dyn Scope {
     pub(super) async fn alter_table(
@@ -11,7 +30,7 @@ impl dyn Scope {
         let table = self.require_table(name).await?;
         let mut t = table.clone();
         // A non-native table allows only what its handler declares (Hive's rule).
-        let handler = crate::nonnative::handler_of(self.handlers(), &table)?;
+        let handler = crate::journal::handler_ddl::handler_of(self.handlers(), &table)?;
         let alter_op = match &action {
             AlterTable::SetProperties(p)
                 if !p.contains_key("EXTERNAL") && !p.contains_key("storage_handler") =>
@@ -29,7 +48,7 @@ impl dyn Scope {
             _ => None,
         };
         if let Some(h) = &handler {
-            crate::nonnative::check_alter(h.as_ref(), &table, None, alter_op).await?;
+            crate::journal::handler_ddl::check_alter(h.as_ref(), &table, None, alter_op).await?;
         }
         match action {
             AlterTable::Rename(to) => {
@@ -222,8 +241,9 @@ impl dyn Scope {
         t.parameters
             .insert("transient_lastDdlTime".into(), now().to_string());
         if let Some(h) = &handler {
-            crate::nonnative::separate_secrets(h.as_ref(), &mut t);
-            crate::nonnative::check_alter(h.as_ref(), &table, Some(&t), alter_op).await?;
+            crate::journal::handler_ddl::separate_secrets(h.as_ref(), &mut t);
+            crate::journal::handler_ddl::check_alter(h.as_ref(), &table, Some(&t), alter_op)
+                .await?;
         }
         self.metastore()
             .alter_table(&table.database, &table.name, &t)

@@ -1,6 +1,16 @@
 //! CREATE / DROP / ALTER DATABASE.
 
-use super::*;
+use crate::statement::describe::location_text;
+
+use apiary_metastore::Database;
+use apiary_storage::ownership;
+use apiary_storage::write::{self};
+
+use crate::error::SqlError;
+use crate::parser::HiveStatement;
+use crate::prepared::{rows, Prepared};
+
+use super::scope::*;
 
 impl dyn Scope {
     /// Runs one of this family's statements (the dispatcher routes only those here).

@@ -1,6 +1,14 @@
 //! DESCRIBE [EXTENDED | FORMATTED] and DESCRIBE DATABASE output in Hive's layout.
 
-use super::*;
+use std::collections::BTreeMap;
+
+use apiary_metastore::{Column, Table};
+
+use crate::error::{HiveError, SqlError};
+use crate::prepared::{rows, Prepared};
+use crate::statement::show_create::escape_ctl;
+
+use super::scope::*;
 
 /// DESCRIBE [EXTENDED | FORMATTED] output.
 pub(super) fn describe(

@@ -1,6 +1,21 @@
 //! INSERT INTO / OVERWRITE of native tables (staged, committed whole) and through storage handlers.
 
-use super::*;
+use crate::statement::partition::check_spec_keys;
+use crate::statement::partition::spec_text;
+use crate::statement::partition::spec_value;
+use std::collections::BTreeMap;
+
+use apiary_metastore::{Column, Table};
+use apiary_storage::handler::{WriteMode, PARTITION_COLUMNS};
+use apiary_storage::write::{self, InsertSpec};
+use datafusion::logical_expr::LogicalPlan;
+
+use crate::error::{HiveError, SqlError};
+use crate::parser::PartitionSpec;
+use crate::partitions::register_partitions;
+use crate::task::failpoint;
+
+use super::scope::*;
 
 impl dyn Scope {
     /// INSERT INTO/OVERWRITE: plans `query` and checks its columns against the table here;
@@ -19,7 +34,7 @@ impl dyn Scope {
                 format!(": {}", table.qualified_name()),
             ));
         }
-        if let Some(handler) = crate::nonnative::handler_of(self.handlers(), table)? {
+        if let Some(handler) = crate::journal::handler_ddl::handler_of(self.handlers(), table)? {
             let caps = handler.capabilities();
             if !(if overwrite {
                 caps.overwrite
@@ -235,10 +250,10 @@ impl dyn Scope {
             let udf = |name: &str| self.context().udf(name).map_err(SqlError::from_planning);
             let converted = if to == &DataType::Utf8 {
                 // As CAST(x AS STRING) writes it (a DOUBLE as Java writes it: 1.0E10).
-                udf(crate::functions::HIVE_CAST_TO_STRING)?.call(vec![value])
+                udf(apiary_hive_functions::HIVE_CAST_TO_STRING)?.call(vec![value])
             } else {
                 let value = if to.is_integer() && text {
-                    udf(crate::functions::HIVE_INTEGER_TEXT)?.call(vec![value])
+                    udf(apiary_hive_functions::HIVE_INTEGER_TEXT)?.call(vec![value])
                 } else {
                     value
                 };
@@ -469,7 +484,7 @@ async fn touched_partitions(
                     .map(|(i, n)| {
                         let values = b.column(i);
                         let text = (!values.is_null(row))
-                            .then(|| crate::render::cell_text(values.as_ref(), row))
+                            .then(|| apiary_hive_types::render::cell_text(values.as_ref(), row))
                             .flatten();
                         (n.to_string(), text)
                     })

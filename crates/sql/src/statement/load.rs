@@ -1,6 +1,17 @@
 //! LOAD DATA [LOCAL] INPATH.
 
-use super::*;
+use crate::statement::partition::full_spec;
+
+use apiary_storage::ownership;
+use apiary_storage::write::{self};
+
+use crate::error::{HiveError, SqlError};
+use crate::parser::{PartitionSpec, TableName};
+use crate::partitions::new_partition;
+use crate::prepared::Prepared;
+use crate::task::blocking;
+
+use super::scope::*;
 
 impl dyn Scope {
     pub(super) async fn load_data(

@@ -1,13 +1,50 @@
-//! SHOW CREATE TABLE / TBLPROPERTIES / COLUMNS / PARTITIONS / TABLES.
+//! Every SHOW but the authorization ones (SHOW GRANT, SHOW ROLES, ... run with GRANT in
+//! [`super::grant`]):
+//!
+//! ```sql
+//! SHOW DATABASES [LIKE 'sales*'];   SHOW TABLES [IN db] [LIKE 'fact_*|dim_*'];  SHOW VIEWS;
+//! SHOW FUNCTIONS [LIKE 'date*'];    SHOW CREATE TABLE t;  SHOW TBLPROPERTIES t [('key')];
+//! SHOW COLUMNS IN t [IN db];        SHOW PARTITIONS t [PARTITION (ds='2026-12-07')];
+//! ```
 
-use super::*;
+use crate::statement::partition::spec_matches;
+
+use crate::catalog::pattern::hive_like;
+use crate::error::{HiveError, SqlError};
+use crate::parser::HiveStatement;
+use crate::prepared::{rows, string_rows, Prepared};
+
+use super::scope::*;
 
 impl dyn Scope {
     /// Runs one of this family's statements (the dispatcher routes only those here).
     pub(super) async fn run_show(&mut self, stmt: HiveStatement) -> Result<Prepared, SqlError> {
         match stmt {
+            HiveStatement::ShowDatabases(pattern) => {
+                let names = self
+                    .metastore()
+                    .list_databases()
+                    .await?
+                    .into_iter()
+                    .filter(|n| pattern.as_ref().is_none_or(|p| hive_like(p, n)))
+                    .collect();
+                Ok(string_rows("database_name", names))
+            }
+            HiveStatement::ShowFunctions(pattern) => {
+                // Hive's pattern (`*` any text, `|` alternatives); `%` as `*` too.
+                let pattern = pattern.map(|p| p.replace('%', "*"));
+                let names = apiary_hive_functions::list::callable(
+                    self.context(),
+                    &crate::dialect::planned_functions(),
+                )
+                .into_iter()
+                .filter(|n| pattern.as_deref().is_none_or(|p| hive_like(p, n)))
+                .collect();
+                Ok(string_rows("tab_name", names))
+            }
             HiveStatement::ShowCreateTable(name) => {
-                let table = crate::nonnative::for_display(self.require_table(&name).await?);
+                let table =
+                    crate::journal::handler_ddl::for_display(self.require_table(&name).await?);
                 if table.is_view() {
                     return Ok(string_rows(
                         "createtab_stmt",
@@ -19,14 +56,15 @@ impl dyn Scope {
                         )],
                     ));
                 }
-                let text = crate::show::show_create_table(&table);
+                let text = crate::statement::show_create::show_create_table(&table);
                 Ok(string_rows(
                     "createtab_stmt",
                     text.lines().map(str::to_string).collect(),
                 ))
             }
             HiveStatement::ShowTblProperties(name, key) => {
-                let table = crate::nonnative::for_display(self.require_table(&name).await?);
+                let table =
+                    crate::journal::handler_ddl::for_display(self.require_table(&name).await?);
                 match key {
                     Some(k) => {
                         let v = table.parameters.get(&k).cloned().unwrap_or_else(|| {

@@ -1,6 +1,21 @@
 //! CREATE TABLE (native and non-native, LIKE, AS SELECT), DROP TABLE / VIEW, TRUNCATE.
 
-use super::*;
+use crate::statement::partition::spec_matches;
+use std::collections::BTreeMap;
+
+use apiary_metastore::{Column, SerDeInfo, SortColumn, StorageDescriptor, Table, TableType};
+use apiary_storage::format::NativeFormat;
+use apiary_storage::handler::PARTITION_COLUMNS;
+use apiary_storage::ownership;
+use apiary_storage::write::{self};
+
+use crate::error::{HiveError, SqlError};
+use crate::parser::{ColumnDef, CreateTable, HiveStatement, RowFormat, StoredAs, TableName};
+use crate::prepared::Prepared;
+use crate::task::blocking;
+use crate::types::HiveType;
+
+use super::scope::*;
 
 impl dyn Scope {
     /// Runs one of this family's statements (the dispatcher routes only those here).
@@ -86,9 +101,9 @@ impl dyn Scope {
     /// unreferenced files in the warehouse, never a table whose data is half gone), then a
     /// managed table's files. Non-native: through the handler's hooks and the journal.
     pub(super) async fn drop_one(&self, table: &Table) -> Result<(), SqlError> {
-        if let Some(handler) = crate::nonnative::handler_of(self.handlers(), table)? {
+        if let Some(handler) = crate::journal::handler_ddl::handler_of(self.handlers(), table)? {
             let metastore = self.metastore().clone();
-            return crate::nonnative::drop(
+            return crate::journal::handler_ddl::drop(
                 metastore.as_ref(),
                 handler.as_ref(),
                 self.owner(),
@@ -173,7 +188,7 @@ impl dyn Scope {
             ct.external = true;
         }
         let name = ct.stored_by.clone().unwrap_or_default();
-        let handler = crate::nonnative::resolve(self.handlers(), &name)?;
+        let handler = crate::journal::handler_ddl::resolve(self.handlers(), &name)?;
         let class = handler.class_name();
         let caps = handler.capabilities();
         // ROW FORMAT only as SHOW CREATE TABLE prints it: the handler's own SerDe.
@@ -294,9 +309,9 @@ impl dyn Scope {
             secrets: Default::default(),
             data_token: None,
         };
-        crate::nonnative::separate_secrets(handler.as_ref(), &mut table);
+        crate::journal::handler_ddl::separate_secrets(handler.as_ref(), &mut table);
         let metastore = self.metastore().clone();
-        crate::nonnative::create(
+        crate::journal::handler_ddl::create(
             metastore.as_ref(),
             handler.as_ref(),
             self.owner(),
@@ -321,7 +336,7 @@ impl dyn Scope {
             Err(e) => Err(e),
         };
         if let Err(e) = written {
-            let undo = crate::nonnative::drop(
+            let undo = crate::journal::handler_ddl::drop(
                 metastore.as_ref(),
                 handler.as_ref(),
                 self.owner(),

@@ -1,6 +1,16 @@
 //! CREATE [OR REPLACE] VIEW.
 
-use super::*;
+use crate::statement::table::check_duplicates;
+
+use apiary_metastore::{Column, StorageDescriptor, Table, TableType};
+use datafusion::logical_expr::LogicalPlan;
+
+use crate::error::{HiveError, SqlError};
+use crate::parser::HiveStatement;
+use crate::prepared::Prepared;
+use crate::types::HiveType;
+
+use super::scope::*;
 
 impl dyn Scope {
     /// Runs one of this family's statements (the dispatcher routes only those here).

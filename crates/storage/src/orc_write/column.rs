@@ -23,8 +23,8 @@ use orc_rust::proto::r#type::Kind as TypeKind;
 use orc_rust::proto::stream::Kind as StreamKind;
 
 use super::encode::{encode_nanos, put_uvarint128, zigzag128, BoolRle, ByteRle, IntRleV1};
+use super::error::OrcWriteError;
 use super::stats::{ColStats, Typed};
-use super::OrcWriteError;
 
 /// Seconds from the Unix epoch to 2015-01-01 00:00:00 UTC, the base of ORC's timestamp seconds.
 const ORC_EPOCH_SECONDS: i64 = 1_420_070_400;

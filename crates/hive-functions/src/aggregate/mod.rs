@@ -1,0 +1,5 @@
+//! Hive's aggregate functions Apiary implements itself (the others are DataFusion's or
+//! `datafusion-spark`'s).
+
+pub(crate) mod histogram;
+pub(crate) mod ngrams;

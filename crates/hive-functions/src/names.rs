@@ -1,0 +1,42 @@
+//! The names of the functions Apiary's HiveQL rewrites put into plans (not for users: SHOW
+//! FUNCTIONS leaves them out), the Hive functions a dialect turns into other expressions, and
+//! the version Hive's `version()` answers.
+
+/// `json_tuple`'s column: the top-level field `key` of a JSON object, as text.
+pub const JSON_FIELD: &str = "hive_json_field";
+/// `inline`'s column: the field at a position of a struct.
+pub const STRUCT_FIELD: &str = "hive_struct_field";
+
+/// Name of the typing function the rewrite inserts.
+pub const HIVE_TYPED: &str = "hive_typed";
+
+/// Name of the function the rewrites put where Hive turns a value into text (concat's
+/// arguments).
+pub const HIVE_TO_STRING: &str = "hive_to_string";
+/// The same for `CAST(x AS STRING)`, which writes a BOOLEAN as `TRUE`/`FALSE`.
+pub const HIVE_CAST_TO_STRING: &str = "hive_cast_to_string";
+
+/// Name of the function giving `replicate_rows`'s number of copies of a row.
+pub const ROW_COPIES: &str = "hive_row_copies";
+
+/// Name of the function the rewrites put before a cast of text to an integer type.
+pub const HIVE_INTEGER_TEXT: &str = "hive_integer_text";
+
+/// Functions the rewrites insert, not for users (SHOW FUNCTIONS leaves them out).
+pub const INTERNAL: &[&str] = &[
+    HIVE_TYPED,
+    HIVE_TO_STRING,
+    HIVE_CAST_TO_STRING,
+    HIVE_INTEGER_TEXT,
+    ROW_COPIES,
+    JSON_FIELD,
+    STRUCT_FIELD,
+];
+
+/// the endpoint answers as, so tools that read it (dbt-hive) see the Hive they talk to.
+pub const HIVE_VERSION: &str = "3.1.3";
+
+/// Hive's text for a UDTF given a number of aliases other than its number of columns (Hive's
+/// error 10083); a caller that maps engine errors to Hive's codes recognises it.
+pub const UDTF_ALIAS_MISMATCH: &str =
+    "The number of aliases supplied in the AS clause does not match the number of columns output by the UDTF";

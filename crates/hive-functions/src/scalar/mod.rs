@@ -1,0 +1,12 @@
+//! Hive's scalar functions, one module per family.
+
+pub(crate) mod arrays;
+pub(crate) mod calendar;
+pub(crate) mod datetime;
+pub(crate) mod hash;
+pub(crate) mod json;
+pub(crate) mod mask;
+pub(crate) mod numbers;
+pub(crate) mod strings;
+pub(crate) mod text;
+pub(crate) mod xpath;

@@ -1,0 +1,176 @@
+//! Hive's literals: integer literals typed INT (Hive's type for them; sqlparser's are
+//! BIGINT), Hive's typed literals (`TIMESTAMP '..'` to the microsecond, `1Y`..), and the
+//! declared types Arrow cannot express (VARCHAR(n), CHAR(n)) carried by `hive_typed`.
+
+use crate::dialect::rewrite::functions::TYPED_BY_CONSTANTS;
+use crate::dialect::syntax::call;
+use crate::dialect::syntax::function_name;
+use std::ops::ControlFlow;
+
+use datafusion::sql::sqlparser::ast::{
+    visit_expressions_mut, CastKind, CharacterLength, DataType, DateTimeField, Expr, FunctionArg,
+    FunctionArgExpr, FunctionArguments, GroupByExpr, Query, SelectItem, SetExpr, TimezoneInfo,
+    Value, ValueWithSpan, VisitorMut,
+};
+
+/// Types the integer literals of every query's SELECT lists INT ([`int_literal`]).
+pub(crate) struct IntLiterals;
+
+impl VisitorMut for IntLiterals {
+    type Break = ();
+
+    fn pre_visit_query(&mut self, query: &mut Query) -> ControlFlow<()> {
+        type_literals(&mut query.body);
+        ControlFlow::Continue(())
+    }
+}
+
+/// [`int_literal`] over the select lists and GROUP BY expressions of a query body (every
+/// branch of a set operation).
+pub(crate) fn type_literals(body: &mut SetExpr) {
+    match body {
+        SetExpr::Select(select) => {
+            if let GroupByExpr::Expressions(exprs, _) = &mut select.group_by {
+                // (A bare number stays: DataFusion reads it as a position.)
+                for e in exprs.iter_mut().filter(|e| !matches!(e, Expr::Value(_))) {
+                    let _ = visit_expressions_mut(e, |x| {
+                        int_literal(x);
+                        ControlFlow::<()>::Continue(())
+                    });
+                }
+            }
+            for item in select.projection.iter_mut() {
+                if let SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } = item
+                {
+                    let _ = visit_expressions_mut(e, |x| {
+                        int_literal(x);
+                        ControlFlow::<()>::Continue(())
+                    });
+                }
+            }
+        }
+        SetExpr::SetOperation { left, right, .. } => {
+            type_literals(left);
+            type_literals(right);
+        }
+        SetExpr::Query(q) => type_literals(&mut q.body),
+        _ => {}
+    }
+}
+
+/// Whether a numeric literal's text is Hive's DOUBLE: it has an exponent, or a point and more
+/// digits than a DECIMAL's 38.
+pub(crate) fn double_literal(n: &str) -> bool {
+    n.contains(['e', 'E']) || (n.contains('.') && n.bytes().filter(u8::is_ascii_digit).count() > 38)
+}
+
+/// An integer literal that fits in 32 bits is Hive's INT (except as an argument of
+/// [`TYPED_BY_CONSTANTS`]).
+pub(crate) fn int_literal(e: &mut Expr) {
+    if let Expr::Function(f) = e {
+        if function_name(f).is_some_and(|n| TYPED_BY_CONSTANTS.contains(&n.as_str())) {
+            if let FunctionArguments::List(list) = &mut f.args {
+                for a in &mut list.args {
+                    if let FunctionArg::Unnamed(FunctionArgExpr::Expr(x)) = a {
+                        if let Expr::Cast {
+                            expr,
+                            data_type: DataType::Int(None),
+                            ..
+                        } = x
+                        {
+                            if matches!(**expr, Expr::Value(_)) {
+                                *x = (**expr).clone();
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        return;
+    }
+    if let Expr::Value(v) = e {
+        if let Value::Number(n, false) = &v.value {
+            if n.parse::<i32>().is_ok() {
+                *e = Expr::Cast {
+                    kind: CastKind::Cast,
+                    expr: Box::new(e.clone()),
+                    data_type: DataType::Int(None),
+                    array: false,
+                    format: None,
+                };
+            }
+        }
+    }
+}
+
+/// `CAST(x AS TIMESTAMP)` and `TIMESTAMP '..'` in microseconds, the unit of TIMESTAMP
+/// columns, whose range holds Hive's years 0001 to 9999 (DataFusion's default unit,
+/// nanoseconds, ends in 1677 and 2262).
+pub(crate) fn microsecond_timestamp(e: &mut Expr) {
+    let declared = match e {
+        Expr::Cast { data_type, .. } => data_type,
+        Expr::TypedString(t) => &mut t.data_type,
+        _ => return,
+    };
+    if matches!(declared, DataType::Timestamp(None, TimezoneInfo::None)) {
+        *declared = DataType::Timestamp(Some(6), TimezoneInfo::None);
+    }
+}
+
+/// Gives Hive types Arrow lacks to casts and literals: `CAST(x AS VARCHAR(n))`,
+/// `CAST(x AS CHAR(n))` and year-month intervals become `hive_typed(..)` calls.
+pub(crate) fn hive_typed(e: &mut Expr) {
+    if let Expr::Cast { data_type, .. } = e {
+        // Hive's BINARY is DataFusion's BYTEA; STRING stays STRING.
+        if matches!(data_type, DataType::Binary(_) | DataType::Varbinary(_)) {
+            *data_type = DataType::Bytea;
+            return;
+        }
+    }
+    let declared = match e {
+        Expr::Cast {
+            kind: CastKind::Cast,
+            data_type,
+            ..
+        } => match data_type {
+            DataType::Varchar(Some(CharacterLength::IntegerLength { length, .. }))
+            | DataType::CharVarying(Some(CharacterLength::IntegerLength { length, .. })) => {
+                format!("varchar({length})")
+            }
+            DataType::Char(Some(CharacterLength::IntegerLength { length, .. }))
+            | DataType::Character(Some(CharacterLength::IntegerLength { length, .. })) => {
+                format!("char({length})")
+            }
+            _ => return,
+        },
+        Expr::Interval(i)
+            if matches!(
+                i.leading_field,
+                Some(
+                    DateTimeField::Year
+                        | DateTimeField::Years
+                        | DateTimeField::Month
+                        | DateTimeField::Months
+                )
+            ) && matches!(
+                i.last_field,
+                None | Some(DateTimeField::Month | DateTimeField::Months)
+            ) =>
+        {
+            "interval_year_month".to_string()
+        }
+        _ => return,
+    };
+    let inner = match &*e {
+        Expr::Cast { expr, .. } => Expr::Cast {
+            kind: CastKind::Cast,
+            expr: expr.clone(),
+            data_type: DataType::String(None),
+            array: false,
+            format: None,
+        },
+        other => other.clone(),
+    };
+    let type_name = Expr::Value(ValueWithSpan::from(Value::SingleQuotedString(declared)));
+    *e = call(apiary_hive_functions::HIVE_TYPED, vec![inner, type_name]);
+}
