@@ -12,7 +12,8 @@
 #
 # Usage: scripts/test.sh [STAGE] [PYTEST ARGS...]
 #   (none) or all   every stage: rust (fmt, clippy, build, cargo test), fuzz, clients
-#   rust            only the Rust stage
+#   rust            only the Rust stage: the layout check (scripts/check_layout.py), fmt,
+#                   clippy, build, cargo test
 #   fuzz            the binary and the fuzz targets (APIARY_FUZZ_SECONDS each, default 30;
 #                   0 skips fuzzing)
 #   clients         the binary and the client tests
@@ -76,7 +77,8 @@ fi
 # Every build here has Hive's KERBEROS and PAM modes (a plain `cargo build` leaves them out).
 FEATURES=(--features apiary/kerberos,apiary/pam)
 if stage rust; then
-  echo "== cargo fmt, clippy, build and test"
+  echo "== layout (no module cycle, no file above 1,000 lines, no crate above 30 %), fmt, clippy, build and test"
+  python3 scripts/check_layout.py
   cargo fmt --all -- --check
   cargo clippy --workspace --all-targets "${FEATURES[@]}" -- -D warnings
   cargo build --workspace --bins "${FEATURES[@]}"
