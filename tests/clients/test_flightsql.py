@@ -174,7 +174,10 @@ def test_errors_carry_the_sqlstate_and_hive_code_hs2_gives(server):
         with pytest.raises(Exception) as e:
             cur.execute(sql)
             cur.fetchall()
-        details = dict(getattr(e.value, "details", None) or [])
+        details = {
+            (k.decode() if isinstance(k, bytes) else k): v
+            for k, v in (getattr(e.value, "details", None) or [])
+        }
         assert details.get("x-hive-sqlstate") == st.sqlState.encode(), e.value
         assert details.get("x-hive-error-code") == str(st.errorCode).encode(), e.value
     finally:

@@ -251,18 +251,13 @@ impl ApiaryFlightSql {
                         rows.batches.into_iter().map(Ok).collect();
                     Some((futures::stream::iter(items), (op, guard, end)))
                 }
-                Err(e) => {
-                    // A query cancelled under the reader ends its stream as cancelled.
-                    let e = if op.state() == OperationState::Canceled {
-                        FlightSqlError::Cancelled
-                    } else {
-                        FlightSqlError::Gateway(e)
-                    };
-                    Some((
-                        futures::stream::iter(vec![Err(e.into_flight())]),
-                        (op, guard, true),
-                    ))
-                }
+                // (A query cancelled under the reader ends its stream with the gateway's
+                // error, not CANCELLED: pyarrow's Flight client turns a CANCELLED stream into
+                // a SIGINT of its own process.)
+                Err(e) => Some((
+                    futures::stream::iter(vec![Err(FlightSqlError::Gateway(e).into_flight())]),
+                    (op, guard, true),
+                )),
             }
         })
         .flatten();

@@ -295,6 +295,10 @@ fn classify_plan_error(msg: &str) -> SqlError {
         let name = rest.split('\'').next().unwrap_or(rest);
         return SqlError::FunctionNotFound(name.to_string());
     }
+    // Hive's functions say in plain text what Hive gives a code for.
+    if let Some((_, detail)) = msg.split_once(apiary_hive_functions::UDTF_ALIAS_MISMATCH) {
+        return SqlError::hive(HiveError::UdtfAliasMismatch, detail.to_string());
+    }
     // A function of ours given too few or too many arguments (Hive's checkArgsSize text).
     if let Some((name, _)) = msg
         .split_once(" requires ")
@@ -354,6 +358,21 @@ mod tests {
         };
         assert_eq!(e.sql_state(), "42000");
         assert!(e.hive_message().contains("ParseException line 1:7"));
+    }
+
+    #[test]
+    fn a_functions_plain_error_gets_its_hive_code() {
+        let e = SqlError::from_planning(DataFusionError::Plan(format!(
+            "hive_struct_field: {} expected 2 aliases but got 1",
+            apiary_hive_functions::UDTF_ALIAS_MISMATCH
+        )));
+        assert_eq!(e.error_code(), 10083);
+        assert!(
+            e.hive_message()
+                .ends_with("output by the UDTF expected 2 aliases but got 1"),
+            "{}",
+            e.hive_message()
+        );
     }
 
     #[test]

@@ -1,4 +1,17 @@
-//! CREATE DATABASE / TABLE / VIEW: clauses in any order, each at most once.
+//! CREATE DATABASE / TABLE / VIEW: clauses in any order, each at most once, in Hive's grammar:
+//!
+//! ```sql
+//! CREATE (DATABASE|SCHEMA) [IF NOT EXISTS] db [COMMENT '..'] [LOCATION '..']
+//!   [WITH DBPROPERTIES ('k'='v')];
+//! CREATE [TEMPORARY] [EXTERNAL] TABLE [IF NOT EXISTS] [db.]t (c INT COMMENT '..', ..)
+//!   [COMMENT '..'] [PARTITIONED BY (p STRING, ..)] [CLUSTERED BY (c) [SORTED BY (c)] INTO 4 BUCKETS]
+//!   [ROW FORMAT DELIMITED FIELDS TERMINATED BY ',' .. | ROW FORMAT SERDE '..' [WITH SERDEPROPERTIES (..)]]
+//!   [STORED AS PARQUET|ORC|TEXTFILE|AVRO|JSONFILE | STORED BY '<handler class>' [WITH SERDEPROPERTIES (..)]]
+//!   [LOCATION '..'] [TBLPROPERTIES ('k'='v')] [AS SELECT ..];
+//! CREATE [EXTERNAL] TABLE [IF NOT EXISTS] t LIKE other [LOCATION '..'];
+//! CREATE [OR REPLACE] VIEW [IF NOT EXISTS] v [(c COMMENT '..', ..)] [COMMENT '..']
+//!   [TBLPROPERTIES (..)] AS SELECT ..;
+//! ```
 
 use std::collections::BTreeMap;
 

@@ -1,4 +1,11 @@
-//! DROP DATABASE / TABLE / VIEW.
+//! DROP DATABASE / TABLE / VIEW, in Hive's grammar:
+//!
+//! ```sql
+//! DROP (DATABASE|SCHEMA) [IF EXISTS] db [RESTRICT|CASCADE];
+//! DROP TABLE [IF EXISTS] [db.]t [PURGE];
+//! DROP VIEW [IF EXISTS] [db.]v;
+//! DROP MATERIALIZED VIEW [IF EXISTS] v;
+//! ```
 
 use super::ast::*;
 use super::cursor::P;

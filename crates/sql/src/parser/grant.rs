@@ -1,5 +1,15 @@
 //! Parsing the statements of SQL-standard authorization: roles (CREATE / DROP / SET / SHOW
-//! ROLE(S), GRANT / REVOKE role), privileges on tables and views (GRANT / REVOKE, SHOW GRANT).
+//! ROLE(S), GRANT / REVOKE role), privileges on tables and views (GRANT / REVOKE, SHOW GRANT):
+//!
+//! ```sql
+//! CREATE ROLE r;  DROP ROLE r;  SET ROLE (r | ALL | NONE);
+//! SHOW ROLES;  SHOW CURRENT ROLES;  SHOW ROLE GRANT (USER|ROLE) p;  SHOW PRINCIPALS r;
+//! GRANT [ROLE] r1, r2 TO (USER|ROLE) p [WITH ADMIN OPTION];
+//! REVOKE [ADMIN OPTION FOR] [ROLE] r FROM (USER|ROLE) p;
+//! GRANT (SELECT|INSERT|UPDATE|DELETE|ALL) [, ..] ON [TABLE] t TO (USER|ROLE) p [WITH GRANT OPTION];
+//! REVOKE [GRANT OPTION FOR] SELECT [, ..] ON [TABLE] t FROM (USER|ROLE) p;
+//! SHOW GRANT [(USER|ROLE) p] [ON (ALL | [TABLE] t)];   -- a GROUP principal is refused
+//! ```
 
 use super::ast::*;
 use super::cursor::P;

@@ -1,6 +1,16 @@
 //! HiveQL DDL and DML statements that sqlparser and DataFusion do not parse the way Hive does,
 //! parsed here by a small recursive-descent parser over our own tokens. Clauses of CREATE TABLE
-//! are accepted in any order, each at most once, as Hive's grammar allows.
+//! are accepted in any order, each at most once, as Hive's grammar allows. [`classify`] decides,
+//! for every statement a session compiles, which parser reads it. This file reads these forms
+//! itself (the others are in `create.rs`, `drop.rs`, `alter.rs`, `show.rs` and `grant.rs`):
+//!
+//! ```sql
+//! TRUNCATE [TABLE] t [PARTITION (ds='2026-12-07')];
+//! MSCK REPAIR TABLE t;
+//! LOAD DATA [LOCAL] INPATH '/data/f.csv' [OVERWRITE] INTO TABLE t [PARTITION (ds='2026-12-07')];
+//! INSERT INTO|OVERWRITE [TABLE] t [PARTITION (ds='2026-12-07', h)] [(a, b)] SELECT .. | VALUES (..);
+//! INSERT OVERWRITE [LOCAL] DIRECTORY '/out' SELECT ..;   -- refused, once its path is checked
+//! ```
 
 mod alter;
 mod ast;

@@ -1,4 +1,13 @@
-//! DESCRIBE and SHOW.
+//! DESCRIBE and SHOW, in Hive's grammar:
+//!
+//! ```sql
+//! DESCRIBE|DESC [EXTENDED|FORMATTED] [db.]t [PARTITION (p='x')] [column];
+//! DESCRIBE (DATABASE|SCHEMA) [EXTENDED] db;     DESCRIBE FUNCTION [EXTENDED] name;
+//! SHOW (DATABASES|SCHEMAS) [[LIKE] 'pattern'];  SHOW FUNCTIONS [[LIKE] 'pattern'];
+//! SHOW TABLES|VIEWS [(IN|FROM) db] [[LIKE] 'pattern'];
+//! SHOW CREATE TABLE t;  SHOW TBLPROPERTIES t [('key')];  SHOW COLUMNS (IN|FROM) t [(IN|FROM) db];
+//! SHOW PARTITIONS t [PARTITION (p='x')];
+//! ```
 
 use super::ast::*;
 use super::cursor::P;

@@ -1,4 +1,8 @@
-//! ALTER TABLE: rename, columns, properties, SerDe properties, location, partitions.
+//! ALTER TABLE: rename, columns, properties, SerDe properties, location, partitions
+//! (`ALTER TABLE t RENAME TO u`, `ALTER TABLE t ADD COLUMNS (c INT)`,
+//! `ALTER TABLE t CHANGE c d BIGINT`, `ALTER TABLE t SET TBLPROPERTIES ('k'='v')`,
+//! `ALTER TABLE t ADD PARTITION (ds='2026-12-07')`, `ALTER TABLE t DROP PARTITION (..)`);
+//! the grammar is in [`crate::parser`]'s `alter.rs`.
 
 use crate::statement::partition::check_spec_keys;
 use crate::statement::partition::full_spec;

@@ -1,4 +1,5 @@
-//! DESCRIBE [EXTENDED | FORMATTED] and DESCRIBE DATABASE output in Hive's layout.
+//! DESCRIBE [EXTENDED | FORMATTED] output in Hive's layout (`DESCRIBE t`, `DESCRIBE
+//! FORMATTED t`, `DESCRIBE t col`, `DESCRIBE EXTENDED t PARTITION (ds='2026-12-07')`).
 
 use std::collections::BTreeMap;
 

@@ -1,4 +1,10 @@
-//! INSERT INTO / OVERWRITE of native tables (staged, committed whole) and through storage handlers.
+//! INSERT INTO / OVERWRITE of native tables (staged, committed whole) and through storage
+//! handlers:
+//!
+//! ```sql
+//! INSERT INTO [TABLE] t [PARTITION (ds='2026-12-07', h)] [(c1, c2)] SELECT .. | VALUES (..), ..;
+//! INSERT OVERWRITE TABLE t [PARTITION (ds='2026-12-07') [IF NOT EXISTS]] SELECT ..;
+//! ```
 
 use crate::statement::partition::check_spec_keys;
 use crate::statement::partition::spec_text;

@@ -1,4 +1,5 @@
-//! LOAD DATA [LOCAL] INPATH.
+//! LOAD DATA [LOCAL] INPATH '<file or folder>' [OVERWRITE] INTO TABLE t [PARTITION (p='x')]:
+//! the files moved (or, LOCAL, copied) into the table's folder, checked against its format.
 
 use crate::statement::partition::full_spec;
 

@@ -1,4 +1,5 @@
-//! Partition specs and folders, MSCK REPAIR TABLE, partitions an INSERT creates.
+//! Partition specs and folders, `MSCK REPAIR TABLE t` (the partition folders the catalog does
+//! not know, added), and the partitions an INSERT creates.
 
 use apiary_metastore::{Partition, Table};
 use apiary_storage::write::{self};

@@ -1,4 +1,8 @@
-//! CREATE TABLE (native and non-native, LIKE, AS SELECT), DROP TABLE / VIEW, TRUNCATE.
+//! CREATE TABLE (native and non-native, LIKE, AS SELECT), DROP TABLE / VIEW, TRUNCATE
+//! (`CREATE TABLE t (id INT) STORED AS ORC`, `CREATE TABLE j (..) STORED BY
+//! 'org.apache.hive.storage.jdbc.JdbcStorageHandler' TBLPROPERTIES (..)`, `CREATE TABLE c AS
+//! SELECT ..`, `DROP TABLE t PURGE`, `TRUNCATE TABLE t PARTITION (ds='2026-12-07')`); the
+//! grammar is in [`crate::parser`]'s `create.rs` and `drop.rs`.
 
 use crate::statement::partition::spec_matches;
 use std::collections::BTreeMap;

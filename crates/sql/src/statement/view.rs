@@ -1,4 +1,5 @@
-//! CREATE [OR REPLACE] VIEW.
+//! CREATE [OR REPLACE] VIEW [IF NOT EXISTS] v [(c COMMENT '..', ..)] AS SELECT ..: the
+//! query planned once to check it and name its columns, stored with its text.
 
 use crate::statement::table::check_duplicates;
 
