@@ -124,3 +124,48 @@ fn sort_array_by(args: &[ScalarValue]) -> Result<ScalarValue> {
     )?;
     Ok(ScalarValue::List(Arc::new(out)))
 }
+
+#[cfg(test)]
+mod tests {
+    use arrow::util::display::array_value_to_string;
+    use datafusion::prelude::SessionContext;
+
+    /// One value of `expr`, rendered by Arrow.
+    async fn value(expr: &str) -> String {
+        let ctx = SessionContext::new();
+        crate::register(&ctx);
+        let batches = ctx
+            .sql(&format!("SELECT {expr}"))
+            .await
+            .unwrap()
+            .collect()
+            .await
+            .unwrap();
+        array_value_to_string(batches[0].column(0), 0).unwrap()
+    }
+
+    #[tokio::test]
+    async fn sort_array_by_sorts_structs_by_their_fields() {
+        // Hive's manual: sort_array_by(array(struct('g',100), struct('b',200)), 'col1', 'ASC').
+        let people = "make_array(named_struct('name', 'g', 'age', 100), \
+                      named_struct('name', 'b', 'age', 200), named_struct('name', 'b', 'age', 50))";
+        assert_eq!(
+            value(&format!("sort_array_by({people}, 'name')")).await,
+            "[{name: b, age: 200}, {name: b, age: 50}, {name: g, age: 100}]"
+        );
+        assert_eq!(
+            value(&format!("sort_array_by({people}, 'name', 'age', 'DESC')")).await,
+            "[{name: g, age: 100}, {name: b, age: 200}, {name: b, age: 50}]"
+        );
+        assert_eq!(
+            value(&format!("sort_array_by({people}, 'age')")).await,
+            "[{name: b, age: 50}, {name: g, age: 100}, {name: b, age: 200}]"
+        );
+    }
+
+    #[tokio::test]
+    async fn replicate_rows_counts_copies() {
+        assert_eq!(value("hive_row_copies(3)").await, "3");
+        assert_eq!(value("hive_row_copies(-1)").await, "0");
+    }
+}
