@@ -5,6 +5,7 @@
 
 mod config;
 
+use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -12,8 +13,6 @@ use std::sync::Arc;
 use apiary_endpoint::Endpoints;
 use apiary_gateway::Gateway;
 use apiary_sql::Engine;
-use std::io::Write as _;
-
 use clap::{Parser, Subcommand};
 
 use crate::config::{ServerConfig, KEYS, WORKER_STACK};

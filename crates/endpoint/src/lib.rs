@@ -11,12 +11,11 @@ pub mod info;
 pub mod results;
 pub mod service;
 
-pub use config::{AuthMode, EndpointConfig, HttpCookie, TransportMode};
-
 use std::net::SocketAddr;
 use std::sync::Arc;
 
 use apiary_gateway::Gateway;
+pub use config::{AuthMode, EndpointConfig, HttpCookie, TransportMode};
 use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;

@@ -30,12 +30,11 @@ use std::time::Duration;
 
 use apiary_gateway::Gateway;
 use arrow_flight::flight_service_server::FlightServiceServer;
+pub use error::{FlightSqlError, ERROR_CODE_KEY, SQLSTATE_KEY};
+pub use service::ApiaryFlightSql;
 use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
-
-pub use error::{FlightSqlError, ERROR_CODE_KEY, SQLSTATE_KEY};
-pub use service::ApiaryFlightSql;
 
 /// Settings of the Flight SQL endpoint.
 #[derive(Debug, Clone)]

@@ -4,12 +4,11 @@
 //! `DatabaseMetaData` shapes ([`crate::Gateway::catalog`]) or as typed lists
 //! ([`crate::Gateway::databases`], [`crate::Gateway::tables`]).
 
+pub use apiary_sql::catalog::answers::TableInfo;
 use apiary_sql::catalog::answers::{self, CatalogReader};
 use apiary_sql::{Prepared, SqlError};
 
 use crate::OperationKind;
-
-pub use apiary_sql::catalog::answers::TableInfo;
 
 /// One catalog request. Patterns are JDBC's (`%` and `_`, `\` escapes; none = all).
 #[derive(Debug, Clone)]

@@ -2,10 +2,9 @@
 //! rules (`hadoop.proxyuser.<user>.hosts / .users / .groups`), checked when a session asks to
 //! run as another user (`hive.server2.proxy.user`).
 
-use crate::BTreeMap;
 use std::net::IpAddr;
 
-use crate::GatewayError;
+use crate::{BTreeMap, GatewayError};
 
 /// Who may act as whom (`hive.server2.allow.user.substitution` and Hadoop's
 /// `hadoop.proxyuser.<user>.hosts / .users / .groups`).

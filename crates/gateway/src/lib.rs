@@ -16,13 +16,10 @@ use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use apiary_sql::{Engine, Prepared, SessionOptions, SqlSession};
-use parking_lot::Mutex;
-
 pub use apiary_sql::render;
+use apiary_sql::{Engine, Prepared, SessionOptions, SqlSession};
 pub use apiary_sql::{HiveType, SqlError};
 pub use catalog::{CatalogRequest, TableInfo};
-
 pub use error::GatewayError;
 pub use error::OperationError;
 pub use handle::Handle;
@@ -30,6 +27,7 @@ pub use impersonation::{Impersonation, ProxyRule};
 pub use operation::{
     FetchedRows, Operation, OperationKind, OperationState, OperationStatus, ResultSource,
 };
+use parking_lot::Mutex;
 
 /// Limits and timeouts of the gateway.
 #[derive(Debug, Clone)]

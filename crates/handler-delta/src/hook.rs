@@ -13,13 +13,12 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use apiary_metastore::{Table, TableType};
+use apiary_storage::handler::{HandlerResult, MetaHook, ObjectState, OpTag, CREATED_BY};
+use apiary_storage::Reach;
 use async_trait::async_trait;
 use deltalake::kernel::transaction::CommitProperties;
 use deltalake::operations::create::CreateBuilder;
 use deltalake::DeltaTable;
-
-use apiary_storage::handler::{HandlerResult, MetaHook, ObjectState, OpTag, CREATED_BY};
-use apiary_storage::Reach;
 
 use crate::errors::{def_err, remote_err};
 use crate::schema::{check, delta_columns, partition_columns};

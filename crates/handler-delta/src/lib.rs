@@ -23,20 +23,18 @@ mod schema;
 mod table;
 mod write;
 
-pub use write::{TXN_APP_ID, TXN_VERSION};
-
 use std::sync::Arc;
 
 use apiary_metastore::Table;
-use async_trait::async_trait;
-use datafusion::catalog::TableProvider;
-use datafusion::execution::SendableRecordBatchStream;
-
 use apiary_storage::handler::{
     AlterOp, AsOf, Capabilities, HandlerResult, JobProperties, MetaHook, StorageHandler, WriteMode,
     CREATED_BY,
 };
 use apiary_storage::Reach;
+use async_trait::async_trait;
+use datafusion::catalog::TableProvider;
+use datafusion::execution::SendableRecordBatchStream;
+pub use write::{TXN_APP_ID, TXN_VERSION};
 
 use crate::errors::{def_err, remote_err};
 use crate::hook::DeltaHook;

@@ -3,7 +3,7 @@
 //! Hive's connector words it.
 
 use apiary_metastore::{Column, Table};
-use apiary_storage::handler::HandlerResult;
+use apiary_storage::handler::{HandlerResult, PARTITION_COLUMNS};
 use apiary_storage::native::column_field;
 use apiary_storage::types::HiveType;
 use arrow::datatypes::{Field, Schema};
@@ -11,8 +11,6 @@ use deltalake::kernel::engine::arrow_conversion::TryIntoKernel;
 use deltalake::kernel::StructField;
 
 use crate::errors::def_err;
-
-use apiary_storage::handler::PARTITION_COLUMNS;
 
 /// The partition columns named in a table's parameters.
 pub(crate) fn partition_columns(table: &Table) -> Vec<String> {

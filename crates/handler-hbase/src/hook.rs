@@ -8,11 +8,10 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use apiary_metastore::{Table, TableType};
-use async_trait::async_trait;
-
 use apiary_storage::handler::{
     HandlerError, HandlerResult, MetaHook, ObjectState, OpTag, CREATED_BY,
 };
+use async_trait::async_trait;
 
 use crate::client::{Instance, Instances};
 use crate::location::Location;

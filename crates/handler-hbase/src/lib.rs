@@ -29,13 +29,12 @@ mod write;
 use std::sync::Arc;
 
 use apiary_metastore::Table;
-use async_trait::async_trait;
-use datafusion::catalog::TableProvider;
-use datafusion::execution::SendableRecordBatchStream;
-
 use apiary_storage::handler::{
     Capabilities, HandlerError, HandlerResult, JobProperties, MetaHook, StorageHandler, WriteMode,
 };
+use async_trait::async_trait;
+use datafusion::catalog::TableProvider;
+use datafusion::execution::SendableRecordBatchStream;
 
 use crate::client::Instances;
 use crate::hook::HBaseHook;

@@ -9,6 +9,10 @@
 use std::fmt;
 use std::sync::Arc;
 
+use apiary_metastore::Table;
+use apiary_storage::format::TextLayout;
+use apiary_storage::handler::{HandlerError, HandlerResult};
+use apiary_storage::types::HiveType;
 use arrow::array::{ArrayRef, Int64Array, RecordBatch, RecordBatchOptions};
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef, TimeUnit};
 use async_trait::async_trait;
@@ -30,11 +34,6 @@ use datafusion::physical_plan::{
     DisplayAs, DisplayFormatType, ExecutionPlan, Partitioning, PlanProperties,
     ReplaceChildrenOptions,
 };
-
-use apiary_metastore::Table;
-use apiary_storage::format::TextLayout;
-use apiary_storage::handler::{HandlerError, HandlerResult};
-use apiary_storage::types::HiveType;
 
 use crate::client::{remote_err, Instance};
 use crate::codec::{decode_column, decode_map};

@@ -7,19 +7,18 @@
 //! not cells; the cells' time is `hbase.put.timestamp` when set, else the row's `:timestamp`
 //! value, else the server's clock.
 
-use arrow::array::{Array, ArrayRef, AsArray};
 use std::sync::Arc;
-
-use arrow::datatypes::{DataType, Schema, SchemaRef, TimeUnit};
-use bigtable_rs::google::bigtable::v2::mutate_rows_request::Entry;
-use bigtable_rs::google::bigtable::v2::{mutation, MutateRowsRequest, Mutation};
-use datafusion::execution::SendableRecordBatchStream;
-use futures::StreamExt;
 
 use apiary_metastore::Table;
 use apiary_storage::format::TextLayout;
 use apiary_storage::handler::{HandlerError, HandlerResult};
 use apiary_storage::write::cast_columns;
+use arrow::array::{Array, ArrayRef, AsArray};
+use arrow::datatypes::{DataType, Schema, SchemaRef, TimeUnit};
+use bigtable_rs::google::bigtable::v2::mutate_rows_request::Entry;
+use bigtable_rs::google::bigtable::v2::{mutation, MutateRowsRequest, Mutation};
+use datafusion::execution::SendableRecordBatchStream;
+use futures::StreamExt;
 
 use crate::client::{remote_err, Instance};
 use crate::codec::encode_column;

@@ -2,13 +2,13 @@
 //! operation that made it) and DROP removes it, but only the one its CREATE made; an external
 //! table is checked against the remote columns.
 
-use apiary_metastore::{Column, Table, TableType};
-use async_trait::async_trait;
+use std::sync::Arc;
 
+use apiary_metastore::{Column, Table, TableType};
 use apiary_storage::handler::{AlterOp, HandlerResult, MetaHook, ObjectState, OpTag, CREATED_BY};
 use apiary_storage::types::HiveType;
 use apiary_storage::Reach;
-use std::sync::Arc;
+use async_trait::async_trait;
 
 use crate::connect::remote_of_table;
 use crate::properties::CONNECTION_KEYS;

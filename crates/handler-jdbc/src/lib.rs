@@ -26,13 +26,6 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use apiary_metastore::Table;
-use arrow::array::{Array, AsArray};
-use arrow::datatypes::{DataType, Schema, SchemaRef};
-use async_trait::async_trait;
-use datafusion::catalog::TableProvider;
-use datafusion::execution::SendableRecordBatchStream;
-use futures::StreamExt;
-
 use apiary_storage::handler::{
     AlterOp, Capabilities, HandlerError, HandlerResult, JobProperties, MetaHook, StorageHandler,
     WriteMode,
@@ -40,7 +33,12 @@ use apiary_storage::handler::{
 use apiary_storage::native::column_field;
 use apiary_storage::types::HiveType;
 use apiary_storage::Reach;
-
+use arrow::array::{Array, AsArray};
+use arrow::datatypes::{DataType, Schema, SchemaRef};
+use async_trait::async_trait;
+use datafusion::catalog::TableProvider;
+use datafusion::execution::SendableRecordBatchStream;
+use futures::StreamExt;
 pub use pushdown::AggregatePushdown;
 pub use scan::JdbcScanExec;
 

@@ -7,13 +7,12 @@ use std::fmt;
 use std::sync::Arc;
 
 use apiary_metastore::Table;
+use apiary_storage::handler::{HandlerError, HandlerResult};
+use apiary_storage::types::HiveType;
 use arrow::array::{ArrayRef, AsArray, RecordBatch, RecordBatchOptions, StringArray};
 use arrow::datatypes::{DataType, SchemaRef};
 use async_trait::async_trait;
 use datafusion::error::Result as DfResult;
-
-use apiary_storage::handler::{HandlerError, HandlerResult};
-use apiary_storage::types::HiveType;
 
 /// Rows per batch read from the remote database.
 const BATCH_ROWS: usize = 8192;

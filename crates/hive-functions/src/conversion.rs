@@ -8,6 +8,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use apiary_hive_types::types::{HiveType, HIVE_TYPE_KEY};
 use arrow::array::{Array, ArrayRef, AsArray, IntervalYearMonthArray, StringArray};
 use arrow::datatypes::{DataType, Field, FieldRef, IntervalUnit};
 use datafusion::common::{exec_err, plan_err, Result, ScalarValue};
@@ -15,8 +16,6 @@ use datafusion::logical_expr::{
     ColumnarValue, ReturnFieldArgs, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl, Signature,
     Volatility,
 };
-
-use apiary_hive_types::types::{HiveType, HIVE_TYPE_KEY};
 
 use crate::names::{HIVE_CAST_TO_STRING, HIVE_INTEGER_TEXT, HIVE_TO_STRING, HIVE_TYPED};
 

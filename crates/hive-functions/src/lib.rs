@@ -25,6 +25,7 @@ pub mod coercion;
 pub mod conversion;
 pub mod list;
 pub mod names;
+mod names_of_datafusion;
 pub mod operators;
 mod scalar;
 mod session;
@@ -78,6 +79,7 @@ const AGGREGATES_FROM_SPARK: &[&str] = &["collect_list", "collect_set"];
 pub fn register(ctx: &SessionContext) {
     conversion::register(ctx);
     session::register(ctx);
+    names_of_datafusion::register(ctx);
     for f in datafusion_spark::all_default_scalar_functions() {
         if FROM_SPARK.contains(&f.name()) {
             ctx.register_udf(f.as_ref().clone());

@@ -5,9 +5,8 @@
 //! carry its declared Hive type in metadata under [`HIVE_TYPE_KEY`] (for `VARCHAR(n)` and
 //! `CHAR(n)`, which Arrow cannot express); otherwise the type is derived from the Arrow type.
 
-use std::fmt;
-
 use std::collections::HashMap;
+use std::fmt;
 use std::sync::Arc;
 
 use arrow::datatypes::{DataType, Field, Fields, IntervalUnit, TimeUnit};

@@ -5,23 +5,21 @@
 //! operation runs. Compiling changes nothing outside the session's own state (SET, RESET,
 //! USE and SET ROLE change that state at once, as Hive's do).
 
-use crate::SqlSession;
 use std::sync::Arc;
 
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
-
-use crate::dialect::HiveQl;
 use datafusion::logical_expr::LogicalPlan;
 use datafusion::sql::parser::Statement as DfStatement;
 use datafusion::sql::sqlparser::parser::Parser;
 
 use crate::access::decide::Need;
-use crate::dialect::rewrite;
 use crate::dialect::substitute::substitute;
+use crate::dialect::{rewrite, HiveQl};
 use crate::error::{HiveError, SqlError};
 use crate::prepared::{string_rows, Prepared, QueryPlan};
 use crate::statement::Scope;
 use crate::task::{Task, TaskOutput};
+use crate::SqlSession;
 
 /// The server's list of environment variables `${env:NAME}` may read (none by default).
 pub const ENV_ALLOWED_KEY: &str = "apiary.substitute.env.allowed";

@@ -2,11 +2,9 @@
 //! the storage handlers, the execution runtime and its memory pool, the server's Hive
 //! configuration) and how a session is opened on it.
 
-use crate::SqlSession;
 use std::collections::BTreeMap;
-use std::sync::Arc;
-
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use apiary_metastore::{Database, Metastore};
 use apiary_storage::handler::Registry;
@@ -14,7 +12,6 @@ use datafusion::catalog::{CatalogProviderList, MemoryCatalogProviderList};
 use datafusion::execution::runtime_env::{RuntimeEnv, RuntimeEnvBuilder};
 use datafusion::execution::session_state::SessionStateBuilder;
 use datafusion::prelude::SessionConfig;
-
 use tokio_util::sync::CancellationToken;
 
 use crate::access::decide::RoleSetting;
@@ -22,6 +19,7 @@ use crate::access::policy::Policy;
 use crate::catalog::provider::HiveCatalog;
 use crate::error::SqlError;
 use crate::names::{CATALOG, DEFAULT_DATABASE};
+use crate::SqlSession;
 
 /// Shared state of the SQL layer: the catalog and the execution runtime.
 #[derive(Debug)]

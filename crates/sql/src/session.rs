@@ -3,15 +3,13 @@
 //! (through [`Scope`]). What a statement's text becomes is [`crate::compile`].
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
-
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use apiary_metastore::{Metastore, Table};
 use apiary_storage::handler::Registry;
 use datafusion::logical_expr::LogicalPlan;
 use datafusion::prelude::SessionContext;
-
 use tokio_util::sync::CancellationToken;
 
 use crate::access::decide::RoleSetting;

@@ -7,6 +7,7 @@
 
 use std::sync::Arc;
 
+use apiary_hive_types::render::java_double;
 use arrow::array::{Array, ArrayRef, AsArray, Float64Array, ListArray, StructArray};
 use arrow::buffer::OffsetBuffer;
 use arrow::datatypes::{DataType, Field, FieldRef, Fields, Float64Type};
@@ -16,8 +17,6 @@ use datafusion::logical_expr::{
     Accumulator, AggregateUDF, AggregateUDFImpl, Signature, Volatility,
 };
 use datafusion::prelude::SessionContext;
-
-use apiary_hive_types::render::java_double;
 
 use crate::args::constant;
 

@@ -8,6 +8,7 @@
 
 use std::sync::Arc;
 
+use apiary_hive_types::HiveType;
 use arrow::datatypes::{DataType, Field, Schema};
 use datafusion::common::{exec_err, plan_err, Result, ScalarValue};
 use datafusion::logical_expr::ScalarUDF;
@@ -15,7 +16,6 @@ use datafusion::prelude::SessionContext;
 use serde_json::Value;
 
 use crate::args::{arg, text, RowFn};
-use apiary_hive_types::HiveType;
 
 /// Registers `json_read`.
 pub fn register(ctx: &SessionContext) {

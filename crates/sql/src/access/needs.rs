@@ -3,10 +3,10 @@
 //! admin role for the statements only an admin may run.
 
 use std::collections::BTreeMap;
-
-use apiary_metastore::{Database, Metastore, Table};
 use std::ops::ControlFlow;
 
+use apiary_metastore::{Database, Metastore, Table};
+use apiary_storage::handler::{Registry, StorageHandler};
 use datafusion::sql::sqlparser::ast::{
     Ident, ObjectName, Query, Statement as SqlStatement, Visit, Visitor,
 };
@@ -14,7 +14,6 @@ use datafusion::sql::sqlparser::ast::{
 use crate::access::decide::{meta, Need};
 use crate::error::SqlError;
 use crate::parser::{AlterTable, HiveStatement, TableName};
-use apiary_storage::handler::{Registry, StorageHandler};
 
 /// An identifier as DataFusion resolves it: unquoted ones in lower case, quoted ones as written.
 fn normalized(ident: &Ident) -> String {

@@ -8,13 +8,13 @@ use std::sync::Arc;
 use apiary_metastore::Metastore;
 use apiary_storage::handler::{AsOf, Registry};
 use apiary_storage::NativeTable;
-
-use crate::journal::recovery::Unavailable;
 use async_trait::async_trait;
 use datafusion::catalog::{CatalogProvider, SchemaProvider};
 use datafusion::datasource::TableProvider;
 use datafusion::error::{DataFusionError, Result as DfResult};
 use parking_lot::RwLock;
+
+use crate::journal::recovery::Unavailable;
 
 /// Names seen in the metastore, for DataFusion's synchronous listing calls. Listing that
 /// matters to users (SHOW, catalog RPCs) reads the metastore directly.

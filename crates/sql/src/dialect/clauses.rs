@@ -5,6 +5,7 @@
 
 use std::ops::ControlFlow;
 
+use datafusion::sql::sqlparser::ast::helpers::attached_token::AttachedToken;
 use datafusion::sql::sqlparser::ast::{
     CastKind, DataType, ExcludeSelectItem, Expr, Function, Ident, LimitClause, ObjectName,
     ObjectNamePart, OrderBy, OrderByExpr, OrderByKind, OrderByOptions, Query, Select, SelectItem,
@@ -12,8 +13,6 @@ use datafusion::sql::sqlparser::ast::{
     TableSampleUnit, TableWithJoins, Value, ValueWithSpan, VisitMut, VisitorMut,
     WildcardAdditionalOptions,
 };
-
-use datafusion::sql::sqlparser::ast::helpers::attached_token::AttachedToken;
 
 use crate::dialect::syntax::{call, function_name, plain_args};
 use crate::error::SqlError;

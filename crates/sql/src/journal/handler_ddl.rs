@@ -24,7 +24,6 @@ use apiary_metastore::{Intent, IntentKind, IntentState, Metastore, Table};
 use apiary_storage::handler::{
     AlterOp, HandlerError, MetaHook, ObjectState, OpTag, Registry, StorageHandler, CREATED_BY,
 };
-
 use tokio_util::sync::CancellationToken;
 
 use crate::error::{HiveError, SqlError};

@@ -21,8 +21,6 @@ mod grant;
 mod lex;
 mod show;
 
-use crate::error::SqlError;
-
 use self::alter::alter;
 pub use self::ast::*;
 use self::create::create;
@@ -31,6 +29,7 @@ use self::drop::drop;
 pub use self::grant::{is_authz, parse_authz};
 use self::lex::*;
 use self::show::{describe, show};
+use crate::error::SqlError;
 
 /// Which parser reads a statement: decided once, from its first words, for every statement
 /// a session compiles.

@@ -4,26 +4,19 @@
 //! `ALTER TABLE t ADD PARTITION (ds='2026-12-07')`, `ALTER TABLE t DROP PARTITION (..)`);
 //! the grammar is in [`crate::parser`]'s `alter.rs`.
 
-use crate::statement::partition::check_spec_keys;
-use crate::statement::partition::full_spec;
-use crate::statement::partition::spec_matches;
-use crate::statement::partition::spec_text;
-use crate::statement::table::check_duplicates;
-use crate::statement::table::remove_dir_if_present;
-use crate::statement::table::to_columns;
-
 use apiary_metastore::{Partition, TableType};
 use apiary_storage::handler::AlterOp;
 use apiary_storage::ownership;
 use apiary_storage::write::{self};
 
+use super::scope::*;
 use crate::error::{HiveError, SqlError};
 use crate::parser::{AlterTable, TableName};
 use crate::partitions::new_partition;
 use crate::prepared::Prepared;
+use crate::statement::partition::{check_spec_keys, full_spec, spec_matches, spec_text};
+use crate::statement::table::{check_duplicates, remove_dir_if_present, to_columns};
 use crate::task::blocking;
-
-use super::scope::*;
 
 impl dyn Scope {
     pub(super) async fn alter_table(

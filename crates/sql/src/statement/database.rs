@@ -2,17 +2,15 @@
 //! LOCATION '/data/s'`, `DROP DATABASE s CASCADE`, `ALTER DATABASE s SET DBPROPERTIES
 //! ('k'='v')`, `DESCRIBE DATABASE EXTENDED s`).
 
-use crate::statement::describe::location_text;
-
 use apiary_metastore::Database;
 use apiary_storage::ownership;
 use apiary_storage::write::{self};
 
+use super::scope::*;
 use crate::error::SqlError;
 use crate::parser::HiveStatement;
 use crate::prepared::{rows, Prepared};
-
-use super::scope::*;
+use crate::statement::describe::location_text;
 
 impl dyn Scope {
     /// Runs one of this family's statements (the dispatcher routes only those here).

@@ -5,11 +5,10 @@ use std::collections::BTreeMap;
 
 use apiary_metastore::{Column, Table};
 
+use super::scope::*;
 use crate::error::{HiveError, SqlError};
 use crate::prepared::{rows, Prepared};
 use crate::statement::show_create::escape_ctl;
-
-use super::scope::*;
 
 /// DESCRIBE [EXTENDED | FORMATTED] output.
 pub(super) fn describe(

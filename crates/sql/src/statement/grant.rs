@@ -9,9 +9,6 @@
 //! SET ROLE analysts; SHOW GRANT USER alice ON TABLE sales; SHOW CURRENT ROLES;
 //! ```
 
-use crate::access::decide::meta;
-use crate::access::decide::Need;
-use crate::access::decide::Subject;
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
@@ -23,6 +20,7 @@ use apiary_metastore::{
 use crate::access::decide::{
     holds, object_name, table_object, Authorization, RoleSetting, ADMIN, PUBLIC, RESERVED,
 };
+use crate::access::decide::{meta, Need, Subject};
 use crate::access::needs::{find_table, qualified};
 use crate::error::SqlError;
 use crate::parser::{AuthzStatement, Principal, TableName, PRIVILEGES};

@@ -6,9 +6,6 @@
 //! INSERT OVERWRITE TABLE t [PARTITION (ds='2026-12-07') [IF NOT EXISTS]] SELECT ..;
 //! ```
 
-use crate::statement::partition::check_spec_keys;
-use crate::statement::partition::spec_text;
-use crate::statement::partition::spec_value;
 use std::collections::BTreeMap;
 
 use apiary_metastore::{Column, Table};
@@ -16,12 +13,12 @@ use apiary_storage::handler::{WriteMode, PARTITION_COLUMNS};
 use apiary_storage::write::{self, InsertSpec};
 use datafusion::logical_expr::LogicalPlan;
 
+use super::scope::*;
 use crate::error::{HiveError, SqlError};
 use crate::parser::PartitionSpec;
 use crate::partitions::register_partitions;
+use crate::statement::partition::{check_spec_keys, spec_text, spec_value};
 use crate::task::failpoint;
-
-use super::scope::*;
 
 impl dyn Scope {
     /// INSERT INTO/OVERWRITE: plans `query` and checks its columns against the table here;

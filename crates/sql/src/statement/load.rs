@@ -1,18 +1,16 @@
 //! LOAD DATA [LOCAL] INPATH '<file or folder>' [OVERWRITE] INTO TABLE t [PARTITION (p='x')]:
 //! the files moved (or, LOCAL, copied) into the table's folder, checked against its format.
 
-use crate::statement::partition::full_spec;
-
 use apiary_storage::ownership;
 use apiary_storage::write::{self};
 
+use super::scope::*;
 use crate::error::{HiveError, SqlError};
 use crate::parser::{PartitionSpec, TableName};
 use crate::partitions::new_partition;
 use crate::prepared::Prepared;
+use crate::statement::partition::full_spec;
 use crate::task::blocking;
-
-use super::scope::*;
 
 impl dyn Scope {
     pub(super) async fn load_data(

@@ -17,14 +17,12 @@ pub(crate) mod show_create;
 mod table;
 mod view;
 
-use crate::statement::describe::describe;
-
+pub(crate) use self::scope::Scope;
+use self::scope::*;
 use crate::error::SqlError;
 use crate::parser::{AlterTable, HiveStatement};
 use crate::prepared::{string_rows, Prepared};
-
-pub(crate) use self::scope::Scope;
-use self::scope::*;
+use crate::statement::describe::describe;
 
 impl dyn Scope {
     /// Runs one parsed Hive statement.

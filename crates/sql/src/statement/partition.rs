@@ -4,13 +4,12 @@
 use apiary_metastore::{Partition, Table};
 use apiary_storage::write::{self};
 
+use super::scope::*;
 use crate::error::{HiveError, SqlError};
 use crate::parser::{PartitionSpec, TableName};
 use crate::partitions::default_partition;
 use crate::prepared::{string_rows, Prepared};
 use crate::task::blocking;
-
-use super::scope::*;
 
 impl dyn Scope {
     pub(super) async fn msck(&mut self, name: &TableName) -> Result<Prepared, SqlError> {

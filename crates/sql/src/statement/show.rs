@@ -7,14 +7,12 @@
 //! SHOW COLUMNS IN t [IN db];        SHOW PARTITIONS t [PARTITION (ds='2026-12-07')];
 //! ```
 
-use crate::statement::partition::spec_matches;
-
+use super::scope::*;
 use crate::catalog::pattern::hive_like;
 use crate::error::{HiveError, SqlError};
 use crate::parser::HiveStatement;
 use crate::prepared::{rows, string_rows, Prepared};
-
-use super::scope::*;
+use crate::statement::partition::spec_matches;
 
 impl dyn Scope {
     /// Runs one of this family's statements (the dispatcher routes only those here).

@@ -4,7 +4,6 @@
 //! SELECT ..`, `DROP TABLE t PURGE`, `TRUNCATE TABLE t PARTITION (ds='2026-12-07')`); the
 //! grammar is in [`crate::parser`]'s `create.rs` and `drop.rs`.
 
-use crate::statement::partition::spec_matches;
 use std::collections::BTreeMap;
 
 use apiary_metastore::{Column, SerDeInfo, SortColumn, StorageDescriptor, Table, TableType};
@@ -13,13 +12,13 @@ use apiary_storage::handler::PARTITION_COLUMNS;
 use apiary_storage::ownership;
 use apiary_storage::write::{self};
 
+use super::scope::*;
 use crate::error::{HiveError, SqlError};
 use crate::parser::{ColumnDef, CreateTable, HiveStatement, RowFormat, StoredAs, TableName};
 use crate::prepared::Prepared;
+use crate::statement::partition::spec_matches;
 use crate::task::blocking;
 use crate::types::HiveType;
-
-use super::scope::*;
 
 impl dyn Scope {
     /// Runs one of this family's statements (the dispatcher routes only those here).

@@ -1,17 +1,15 @@
 //! CREATE [OR REPLACE] VIEW [IF NOT EXISTS] v [(c COMMENT '..', ..)] AS SELECT ..: the
 //! query planned once to check it and name its columns, stored with its text.
 
-use crate::statement::table::check_duplicates;
-
 use apiary_metastore::{Column, StorageDescriptor, Table, TableType};
 use datafusion::logical_expr::LogicalPlan;
 
+use super::scope::*;
 use crate::error::{HiveError, SqlError};
 use crate::parser::HiveStatement;
 use crate::prepared::Prepared;
+use crate::statement::table::check_duplicates;
 use crate::types::HiveType;
-
-use super::scope::*;
 
 impl dyn Scope {
     /// Runs one of this family's statements (the dispatcher routes only those here).

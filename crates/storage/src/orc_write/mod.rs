@@ -26,6 +26,7 @@ mod column;
 mod error;
 
 pub use error::OrcWriteError;
+
 mod encode;
 mod stats;
 #[cfg(test)]

@@ -3,27 +3,20 @@
 //! `field`, ...), the casts Hive performs (text to integers, a type named as a function),
 //! and the list of Hive functions planned this way ([`REWRITTEN_FUNCTIONS`]).
 
-use crate::dialect::syntax::call;
-use crate::dialect::syntax::function_name;
-use crate::dialect::syntax::joined;
-use crate::dialect::syntax::number;
-use crate::dialect::syntax::plain_args;
-use crate::dialect::syntax::try_cast;
-
+use datafusion::sql::sqlparser::ast::helpers::attached_token::AttachedToken;
+use datafusion::sql::sqlparser::ast::CaseWhen;
 use datafusion::sql::sqlparser::ast::{
     BinaryOperator, CastKind, DataType, Expr, Function, FunctionArg, FunctionArgExpr,
     FunctionArguments, Ident, ObjectName, ObjectNamePart, TimezoneInfo, UnaryOperator, Value,
     ValueWithSpan,
 };
 
-use datafusion::sql::sqlparser::ast::helpers::attached_token::AttachedToken;
-use datafusion::sql::sqlparser::ast::CaseWhen;
-
+use crate::dialect::syntax::{call, function_name, joined, number, plain_args, try_cast};
 use crate::error::{HiveError, SqlError};
 
 /// Hive's `percentile(x, p)` (exact, interpolated) as DataFusion's `percentile_cont` over the
 /// value as a DOUBLE, a DOUBLE; with an array of percentiles, an array of them.
-/// (`percentile_approx` is Hive's own histogram, in `histogram.rs`.)
+/// (`percentile_approx` is Hive's own histogram, in the `apiary-hive-functions` crate.)
 pub(crate) fn hive_percentile(e: &mut Expr) {
     let Expr::Function(f) = e else { return };
     let Some(args) = plain_args(f) else { return };
@@ -262,7 +255,6 @@ pub const REWRITTEN_FUNCTIONS: &[&str] = &[
     "isnottrue",
     "isnull",
     "istrue",
-    "lcase",
     "likeall",
     "likeany",
     "locate",
@@ -279,15 +271,9 @@ pub const REWRITTEN_FUNCTIONS: &[&str] = &[
     "positive",
     "quarter",
     "second",
-    "sign",
     "size",
-    "sort_array",
-    "std",
-    "stddev",
     "to_unix_timestamp",
     "tumbling_window",
-    "ucase",
-    "variance",
     "weekofyear",
     "year",
 ];
@@ -414,22 +400,6 @@ pub(crate) fn hive_function(f: &mut Function) {
             list.args = vec![FunctionArg::Unnamed(FunctionArgExpr::Expr(row))];
         }
         "array" => f.name = ObjectName(vec![ObjectNamePart::Identifier(Ident::new("make_array"))]),
-        // Hive's names for DataFusion's functions. Hive's stddev, std and variance are the
-        // population's (DataFusion's stddev and variance are the sample's).
-        "ucase" | "lcase" | "sign" | "stddev" | "std" | "variance" => {
-            let to = match name.as_str() {
-                "ucase" => "upper",
-                "lcase" => "lower",
-                "sign" => "signum",
-                "variance" => "var_pop",
-                _ => "stddev_pop",
-            };
-            f.name = ObjectName(vec![ObjectNamePart::Identifier(Ident::new(to))]);
-        }
-        // Hive's sort_array(a): ascending, NULLs first, as DataFusion's array_sort by default.
-        "sort_array" => {
-            f.name = ObjectName(vec![ObjectNamePart::Identifier(Ident::new("array_sort"))])
-        }
         "map" => {
             let Some(args) = plain_args(f) else { return };
             let is_list = |e: &Expr| {

@@ -1,13 +1,14 @@
 //! Hive's GROUP BY forms DataFusion spells differently: `WITH ROLLUP`, `WITH CUBE`,
 //! `GROUPING SETS` and `GROUPING__ID` (Hive's bit order).
 
-use crate::dialect::syntax::call;
 use std::ops::ControlFlow;
 
 use datafusion::sql::sqlparser::ast::{
     visit_expressions_mut, CastKind, DataType, Expr, GroupByExpr, GroupByWithModifier, Ident,
     Query, SelectItem, SetExpr, VisitorMut,
 };
+
+use crate::dialect::syntax::call;
 
 /// Hive's `GROUP BY a, b WITH ROLLUP | WITH CUBE | GROUPING SETS (..)` become DataFusion's
 /// `ROLLUP (a, b)`, `CUBE (a, b)` and `GROUPING SETS (..)` (DataFusion would ignore the

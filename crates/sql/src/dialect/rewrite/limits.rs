@@ -5,7 +5,6 @@
 use std::ops::ControlFlow;
 
 use datafusion::sql::sqlparser::ast::{Expr, Query, Statement, Visit, Visitor};
-
 use datafusion::sql::sqlparser::keywords::Keyword;
 use datafusion::sql::sqlparser::tokenizer::{Token, TokenWithSpan};
 

@@ -2,9 +2,6 @@
 //! BIGINT), Hive's typed literals (`TIMESTAMP '..'` to the microsecond, `1Y`..), and the
 //! declared types Arrow cannot express (VARCHAR(n), CHAR(n)) carried by `hive_typed`.
 
-use crate::dialect::rewrite::functions::TYPED_BY_CONSTANTS;
-use crate::dialect::syntax::call;
-use crate::dialect::syntax::function_name;
 use std::ops::ControlFlow;
 
 use datafusion::sql::sqlparser::ast::{
@@ -12,6 +9,9 @@ use datafusion::sql::sqlparser::ast::{
     FunctionArgExpr, FunctionArguments, GroupByExpr, Query, SelectItem, SetExpr, TimezoneInfo,
     Value, ValueWithSpan, VisitorMut,
 };
+
+use crate::dialect::rewrite::functions::TYPED_BY_CONSTANTS;
+use crate::dialect::syntax::{call, function_name};
 
 /// Types the integer literals of every query's SELECT lists INT ([`int_literal`]).
 pub(crate) struct IntLiterals;

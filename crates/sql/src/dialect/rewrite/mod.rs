@@ -7,29 +7,6 @@ mod group_by;
 pub(crate) mod limits;
 mod literals;
 
-use crate::dialect::rewrite::functions::date_field;
-use crate::dialect::rewrite::functions::hive_date_part;
-use crate::dialect::rewrite::functions::hive_function;
-use crate::dialect::rewrite::functions::hive_operator;
-use crate::dialect::rewrite::functions::hive_percentile;
-use crate::dialect::rewrite::functions::hive_percentile_disc;
-use crate::dialect::rewrite::functions::hive_pmod;
-use crate::dialect::rewrite::functions::hive_size;
-use crate::dialect::rewrite::functions::integer_text;
-use crate::dialect::rewrite::functions::like_all_patterns;
-use crate::dialect::rewrite::functions::ranks;
-use crate::dialect::rewrite::functions::type_named_cast;
-use crate::dialect::rewrite::group_by::GroupByModifiers;
-use crate::dialect::rewrite::literals::double_literal;
-use crate::dialect::rewrite::literals::hive_typed;
-use crate::dialect::rewrite::literals::microsecond_timestamp;
-use crate::dialect::rewrite::literals::type_literals;
-use crate::dialect::rewrite::literals::IntLiterals;
-use crate::dialect::syntax::call;
-use crate::dialect::syntax::function_name;
-pub(crate) use functions::REWRITTEN_FUNCTIONS;
-pub use limits::{nesting_depth, operator_count};
-
 use std::ops::ControlFlow;
 
 use datafusion::sql::sqlparser::ast::{
@@ -37,7 +14,19 @@ use datafusion::sql::sqlparser::ast::{
     ObjectNamePart, SelectItem, SetExpr, Statement, UnaryOperator, Value, ValueWithSpan, VisitMut,
     VisitorMut, WindowFrameBound, WindowType,
 };
+pub(crate) use functions::REWRITTEN_FUNCTIONS;
+pub use limits::{nesting_depth, operator_count};
 
+use crate::dialect::rewrite::functions::{
+    date_field, hive_date_part, hive_function, hive_operator, hive_percentile,
+    hive_percentile_disc, hive_pmod, hive_size, integer_text, like_all_patterns, ranks,
+    type_named_cast,
+};
+use crate::dialect::rewrite::group_by::GroupByModifiers;
+use crate::dialect::rewrite::literals::{
+    double_literal, hive_typed, microsecond_timestamp, type_literals, IntLiterals,
+};
+use crate::dialect::syntax::{call, function_name};
 use crate::error::SqlError;
 
 /// Rewrites a statement into what DataFusion plans with Hive's meaning; `zone` is the session's

@@ -1,0 +1,81 @@
+//! Hive's names for DataFusion's own functions, where only the name differs: each DataFusion
+//! function registered again with Hive's names as aliases (`ucase` is `upper`). Hive's
+//! `stddev`, `std` and `variance` are the population's, so they name DataFusion's `stddev_pop`
+//! and `var_pop` (DataFusion's own `stddev` and `variance` are the sample's, and keep their
+//! other names: `stddev_samp`, `var_samp`). Hive's `sort_array(a)` sorts ascending with NULLs
+//! first, as DataFusion's `array_sort` does by default.
+
+use datafusion::prelude::SessionContext;
+
+/// DataFusion's scalar functions and the Hive names they answer to.
+const SCALAR: &[(&str, &[&str])] = &[
+    ("upper", &["ucase"]),
+    ("lower", &["lcase"]),
+    ("signum", &["sign"]),
+    ("array_sort", &["sort_array"]),
+];
+
+/// DataFusion's aggregates and the Hive names they answer to.
+const AGGREGATE: &[(&str, &[&str])] = &[
+    ("stddev_pop", &["stddev", "std"]),
+    ("var_pop", &["variance"]),
+];
+
+/// Registers DataFusion's functions under Hive's names too (they must be in `ctx` already, as
+/// a context's default functions are).
+pub(crate) fn register(ctx: &SessionContext) {
+    let state = ctx.state();
+    for (name, hive) in SCALAR {
+        if let Some(f) = state.scalar_functions().get(*name) {
+            ctx.register_udf(f.as_ref().clone().with_aliases(hive.iter().copied()));
+        }
+    }
+    for (name, hive) in AGGREGATE {
+        if let Some(f) = state.aggregate_functions().get(*name) {
+            ctx.register_udaf(f.as_ref().clone().with_aliases(hive.iter().copied()));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use arrow::util::display::array_value_to_string;
+    use datafusion::prelude::SessionContext;
+
+    #[tokio::test]
+    async fn hive_names_answer_as_hive_does() {
+        let ctx = SessionContext::new();
+        crate::register(&ctx);
+        let batches = ctx
+            .sql(
+                "SELECT ucase('a'), lcase('B'), sign(-2.5), sort_array(make_array(3, NULL, 1)), \
+                 stddev(x), std(x), variance(x), stddev_samp(x) \
+                 FROM (VALUES (1.0), (2.0), (3.0), (4.0)) t(x)",
+            )
+            .await
+            .unwrap()
+            .collect()
+            .await
+            .unwrap();
+        let row: Vec<String> = batches[0]
+            .columns()
+            .iter()
+            .map(|c| array_value_to_string(c, 0).unwrap())
+            .collect();
+        // Population standard deviation and variance of 1..4: sqrt(1.25) and 1.25; the sample's
+        // standard deviation stays under its own name.
+        assert_eq!(
+            row,
+            [
+                "A",
+                "b",
+                "-1.0",
+                "[, 1, 3]",
+                "1.118033988749895",
+                "1.118033988749895",
+                "1.25",
+                "1.2909944487358056"
+            ]
+        );
+    }
+}
