@@ -79,7 +79,6 @@ const AGGREGATES_FROM_SPARK: &[&str] = &["collect_list", "collect_set"];
 pub fn register(ctx: &SessionContext) {
     conversion::register(ctx);
     session::register(ctx);
-    names_of_datafusion::register(ctx);
     for f in datafusion_spark::all_default_scalar_functions() {
         if FROM_SPARK.contains(&f.name()) {
             ctx.register_udf(f.as_ref().clone());
@@ -101,6 +100,7 @@ pub fn register(ctx: &SessionContext) {
     aggregate::ngrams::register(ctx);
     scalar::xpath::register(ctx);
     scalar::json::register(ctx);
+    names_of_datafusion::register(ctx);
     // (Registered last: DataFusion's own planners leave these operators alone.)
     let _ = datafusion::execution::FunctionRegistry::register_expr_planner(
         &mut *ctx.state_ref().write(),

@@ -3,7 +3,7 @@
 //! `stddev`, `std` and `variance` are the population's, so they name DataFusion's `stddev_pop`
 //! and `var_pop` (DataFusion's own `stddev` and `variance` are the sample's, and keep their
 //! other names: `stddev_samp`, `var_samp`). Hive's `sort_array(a)` sorts ascending with NULLs
-//! first, as DataFusion's `array_sort` does by default.
+//! first, as DataFusion's `array_sort` does by default; Hive 4's `mid` is `substr`.
 
 use datafusion::prelude::SessionContext;
 
@@ -13,6 +13,8 @@ const SCALAR: &[(&str, &[&str])] = &[
     ("lower", &["lcase"]),
     ("signum", &["sign"]),
     ("array_sort", &["sort_array"]),
+    // Hive 4's `mid(s, pos[, len])`.
+    ("substr", &["mid"]),
 ];
 
 /// DataFusion's aggregates and the Hive names they answer to.
@@ -21,8 +23,8 @@ const AGGREGATE: &[(&str, &[&str])] = &[
     ("var_pop", &["variance"]),
 ];
 
-/// Registers DataFusion's functions under Hive's names too (they must be in `ctx` already, as
-/// a context's default functions are).
+/// Registers DataFusion's functions under Hive's names too: called after every other function
+/// is registered, so each name answers as the function its other name resolves to.
 pub(crate) fn register(ctx: &SessionContext) {
     let state = ctx.state();
     for (name, hive) in SCALAR {
@@ -49,7 +51,8 @@ mod tests {
         let batches = ctx
             .sql(
                 "SELECT ucase('a'), lcase('B'), sign(-2.5), sort_array(make_array(3, NULL, 1)), \
-                 stddev(x), std(x), variance(x), stddev_samp(x) \
+                 stddev(x), std(x), variance(x), stddev_samp(x), mid('hello', 2, 3), \
+                 buildversion() = version() \
                  FROM (VALUES (1.0), (2.0), (3.0), (4.0)) t(x)",
             )
             .await
@@ -74,7 +77,9 @@ mod tests {
                 "1.118033988749895",
                 "1.118033988749895",
                 "1.25",
-                "1.2909944487358056"
+                "1.2909944487358056",
+                "ell",
+                "true"
             ]
         );
     }

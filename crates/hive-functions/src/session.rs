@@ -14,7 +14,8 @@ use crate::names::HIVE_VERSION;
 
 /// Registers `version()`.
 pub(crate) fn register(ctx: &SessionContext) {
-    ctx.register_udf(ScalarUDF::from(Version::new()));
+    // Hive 4's `buildversion()` is the same text.
+    ctx.register_udf(ScalarUDF::from(Version::new()).with_aliases(["buildversion"]));
 }
 
 /// Hive's `version()`: `3.1.3 r<revision>`, the revision naming this Apiary build.
@@ -60,15 +61,20 @@ pub fn register_session(
     user: &str,
     database: Arc<parking_lot::Mutex<String>>,
 ) {
-    // Hive's `current_user()`: the session's user, the authenticated one when a password
-    // mode is on; `current_database()`: the session's current database (what USE chose).
+    // Hive's `current_user()` (and `logged_in_user()`): the session's user, the authenticated
+    // one when a password mode is on; `current_database()` (and `current_schema()`): the
+    // session's current database (what USE chose).
     let user = Arc::new(parking_lot::Mutex::new(user.to_string()));
-    for (name, value) in [("current_user", user), ("current_database", database)] {
-        ctx.register_udf(ScalarUDF::from(SessionText {
+    for (name, alias, value) in [
+        ("current_user", "logged_in_user", user),
+        ("current_database", "current_schema", database),
+    ] {
+        let f = ScalarUDF::from(SessionText {
             name,
             value,
             signature: Signature::exact(vec![], Volatility::Stable),
-        }));
+        });
+        ctx.register_udf(f.with_aliases([alias]));
     }
 }
 

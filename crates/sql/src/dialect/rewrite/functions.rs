@@ -230,9 +230,7 @@ pub const REWRITTEN_FUNCTIONS: &[&str] = &[
     "array",
     "array_position",
     "array_remove",
-    "buildversion",
     "current_catalog",
-    "current_schema",
     "day",
     "dayofmonth",
     "dayofweek",
@@ -258,9 +256,7 @@ pub const REWRITTEN_FUNCTIONS: &[&str] = &[
     "likeall",
     "likeany",
     "locate",
-    "logged_in_user",
     "map",
-    "mid",
     "minute",
     "mod",
     "month",
@@ -563,12 +559,9 @@ pub(crate) fn hive_operator(f: &Function) -> Option<Expr> {
             },
             _ => return None,
         },
-        "logged_in_user" if args.is_empty() => call("current_user", vec![]),
-        "current_schema" if args.is_empty() => call("current_database", vec![]),
         "current_catalog" if args.is_empty() => Expr::Value(ValueWithSpan::from(
             Value::SingleQuotedString("hive".into()),
         )),
-        "buildversion" if args.is_empty() => call("version", vec![]),
         "to_unix_timestamp" if !args.is_empty() => call("unix_timestamp", args.clone()),
         // floor_day(ts) .. floor_year(ts): the timestamp truncated, as date_trunc.
         "floor_second" | "floor_minute" | "floor_hour" | "floor_day" | "floor_week"
@@ -584,8 +577,6 @@ pub(crate) fn hive_operator(f: &Function) -> Option<Expr> {
             ),
             _ => return None,
         },
-        // mid(s, pos[, len]): Hive 4's other name of substr.
-        "mid" if matches!(args.len(), 2 | 3) => call("substr", args.clone()),
         // likeany(s, p1, ..) / likeall(s, p1, ..): s LIKE some / every pattern, with SQL's
         // three-valued OR / AND (NULL when undecided because of a NULL).
         "likeany" | "likeall" if args.len() >= 2 => {
