@@ -26,16 +26,28 @@ const AGGREGATE: &[(&str, &[&str])] = &[
 /// Registers DataFusion's functions under Hive's names too: called after every other function
 /// is registered, so each name answers as the function its other name resolves to.
 pub(crate) fn register(ctx: &SessionContext) {
-    let state = ctx.state();
-    for (name, hive) in SCALAR {
-        if let Some(f) = state.scalar_functions().get(*name) {
-            ctx.register_udf(f.as_ref().clone().with_aliases(hive.iter().copied()));
-        }
+    // Looked up under the state's read lock (a context's state is not cloned: this runs for
+    // every session and every view planned), registered once it is released.
+    let (scalars, aggregates) = {
+        let state = ctx.state_ref();
+        let state = state.read();
+        let scalars: Vec<_> = SCALAR
+            .iter()
+            .filter_map(|(name, hive)| Some((state.scalar_functions().get(*name)?.clone(), *hive)))
+            .collect();
+        let aggregates: Vec<_> = AGGREGATE
+            .iter()
+            .filter_map(|(name, hive)| {
+                Some((state.aggregate_functions().get(*name)?.clone(), *hive))
+            })
+            .collect();
+        (scalars, aggregates)
+    };
+    for (f, hive) in scalars {
+        ctx.register_udf(f.as_ref().clone().with_aliases(hive.iter().copied()));
     }
-    for (name, hive) in AGGREGATE {
-        if let Some(f) = state.aggregate_functions().get(*name) {
-            ctx.register_udaf(f.as_ref().clone().with_aliases(hive.iter().copied()));
-        }
+    for (f, hive) in aggregates {
+        ctx.register_udaf(f.as_ref().clone().with_aliases(hive.iter().copied()));
     }
 }
 
