@@ -383,7 +383,11 @@ impl Gateway {
             })?;
         }
         let timeout = effective_timeout(query_timeout_secs, conf_overlay, &sql);
-        let prepared = sql.compile(statement).await;
+        let prepared = match sql.compile(statement).await {
+            // A change of the session's own state is made now, before its next statement.
+            Ok(Prepared::Session(change)) => sql.apply(change).map(|()| Prepared::Done),
+            other => other,
+        };
         let notes = sql.take_notes();
         drop(sql);
         let (schema, source) = match prepared {
@@ -393,7 +397,7 @@ impl Gateway {
             Ok(Prepared::Rows { schema, batches }) => {
                 (Some(schema), ResultSource::Rows(Arc::new(batches)))
             }
-            Ok(Prepared::Done) => (None, ResultSource::Empty),
+            Ok(Prepared::Done | Prepared::Session(_)) => (None, ResultSource::Empty),
             Ok(Prepared::Task(task)) => {
                 let output = task.output();
                 (
@@ -483,7 +487,7 @@ impl Gateway {
             Prepared::Rows { schema, batches } => {
                 (Some(schema), ResultSource::Rows(Arc::new(batches)))
             }
-            Prepared::Query { .. } | Prepared::Done | Prepared::Task(_) => {
+            Prepared::Query { .. } | Prepared::Done | Prepared::Task(_) | Prepared::Session(_) => {
                 (None, ResultSource::Empty)
             }
         };

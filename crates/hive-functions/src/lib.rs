@@ -1,12 +1,14 @@
 //! Hive's built-in functions and operator semantics as a DataFusion extension.
 //!
-//! [`register`] adds Hive's scalar, aggregate and table functions to a `SessionContext`
-//! (Apiary's own implementations, and the functions of `datafusion-spark` that answer as
-//! Hive's do), together with the planner of Hive's operators (`7 / 2` is 3.5, `/` by zero is
+//! [`register`] adds Hive's scalar and aggregate functions to a `SessionContext` (Apiary's own
+//! implementations, those that are expressions of DataFusion's own functions, and the
+//! functions of `datafusion-spark` that answer as Hive's do), together with the planner of Hive's operators (`7 / 2` is 3.5, `/` by zero is
 //! NULL, text compared with numbers as DOUBLEs, `DIV`); [`with_hive_planning`] adds, to a
 //! session state being built, the planner of Hive's 0-based array subscripts and Hive's
 //! coercion rule (before DataFusion's own). [`list`] is what SHOW FUNCTIONS and DESCRIBE
-//! FUNCTION answer. The crate depends on DataFusion and on `apiary-hive-types` (Hive's type
+//! FUNCTION answer. Hive's table-generating functions (`explode`, `stack`, ..) take a row's
+//! values, which DataFusion's table functions (constants only) do not: Apiary's dialect plans
+//! them as `unnest`s, and [`list`] lists them from the names its caller gives. The crate depends on DataFusion and on `apiary-hive-types` (Hive's type
 //! names and value texts) only: any DataFusion program can use it (see the README).
 //!
 //! Errors are DataFusion's (`plan_err!`/`exec_err!` with Hive's wording); a caller that maps
@@ -23,6 +25,7 @@ mod aggregate;
 mod args;
 pub mod coercion;
 pub mod conversion;
+mod forms;
 pub mod list;
 pub mod names;
 mod names_of_datafusion;
@@ -81,7 +84,10 @@ pub fn register(ctx: &SessionContext) {
     session::register(ctx);
     for f in datafusion_spark::all_default_scalar_functions() {
         if FROM_SPARK.contains(&f.name()) {
-            ctx.register_udf(f.as_ref().clone());
+            match forms::dates::with_hive_arguments(Arc::clone(&f)) {
+                Some(hive) => ctx.register_udf(datafusion::logical_expr::ScalarUDF::from(hive)),
+                None => ctx.register_udf(f.as_ref().clone()),
+            };
         }
     }
     for f in datafusion_spark::all_default_aggregate_functions() {
@@ -100,6 +106,8 @@ pub fn register(ctx: &SessionContext) {
     aggregate::ngrams::register(ctx);
     scalar::xpath::register(ctx);
     scalar::json::register(ctx);
+    forms::register(ctx);
+    aggregate::percentile::register(ctx);
     names_of_datafusion::register(ctx);
     // (Registered last: DataFusion's own planners leave these operators alone.)
     let _ = datafusion::execution::FunctionRegistry::register_expr_planner(

@@ -40,3 +40,7 @@ pub const HIVE_VERSION: &str = "3.1.3";
 /// error 10083); a caller that maps engine errors to Hive's codes recognises it.
 pub const UDTF_ALIAS_MISMATCH: &str =
     "The number of aliases supplied in the AS clause does not match the number of columns output by the UDTF";
+
+/// Hive's text for an exact percentile (`percentile`, `percentile_disc`) outside 0..1; a
+/// caller that maps engine errors to Hive's codes recognises it (a SemanticException).
+pub const PERCENTILE_OUT_OF_RANGE: &str = "Percentile value must be within the range of 0 to 1.";

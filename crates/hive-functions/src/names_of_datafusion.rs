@@ -3,7 +3,9 @@
 //! `stddev`, `std` and `variance` are the population's, so they name DataFusion's `stddev_pop`
 //! and `var_pop` (DataFusion's own `stddev` and `variance` are the sample's, and keep their
 //! other names: `stddev_samp`, `var_samp`). Hive's `sort_array(a)` sorts ascending with NULLs
-//! first, as DataFusion's `array_sort` does by default; Hive 4's `mid` is `substr`.
+//! first, as DataFusion's `array_sort` does by default; Hive 4's `mid` is `substr`; Hive's
+//! `array(..)` is `make_array`, its `array_remove` removes every occurrence
+//! (`array_remove_all`), and `to_unix_timestamp` is `unix_timestamp`.
 
 use datafusion::prelude::SessionContext;
 
@@ -15,6 +17,11 @@ const SCALAR: &[(&str, &[&str])] = &[
     ("array_sort", &["sort_array"]),
     // Hive 4's `mid(s, pos[, len])`.
     ("substr", &["mid"]),
+    ("make_array", &["array"]),
+    // Hive's array_remove removes every occurrence (DataFusion's, the first).
+    ("array_remove_all", &["array_remove"]),
+    // Hive's own, registered before this list.
+    ("unix_timestamp", &["to_unix_timestamp"]),
 ];
 
 /// DataFusion's aggregates and the Hive names they answer to.

@@ -1,5 +1,5 @@
 //! Functions whose answer comes from the session or the build rather than their arguments:
-//! `version()`, `current_user()` and `current_database()`.
+//! `version()`, `current_catalog()`, `current_user()` and `current_database()`.
 
 use std::sync::Arc;
 
@@ -16,6 +16,12 @@ use crate::names::HIVE_VERSION;
 pub(crate) fn register(ctx: &SessionContext) {
     // Hive 4's `buildversion()` is the same text.
     ctx.register_udf(ScalarUDF::from(Version::new()).with_aliases(["buildversion"]));
+    // Hive's one catalog.
+    ctx.register_udf(ScalarUDF::from(crate::forms::expr_fn::ExprFn::new(
+        "current_catalog",
+        0..=0,
+        |_, _| Ok(datafusion::logical_expr::lit("hive")),
+    )));
 }
 
 /// Hive's `version()`: `3.1.3 r<revision>`, the revision naming this Apiary build.

@@ -71,6 +71,27 @@ async fn ten_hive_functions_on_a_bare_context() {
     }
 }
 
+/// Hive's functions that are expressions of DataFusion's own (`year`, `pmod`, `size`, the
+/// predicates, ..) and its exact percentiles are registered functions too.
+#[tokio::test]
+async fn functions_written_with_datafusions_own() {
+    let ctx = SessionContext::new();
+    apiary_hive_functions::register(&ctx);
+    let got = one_row(
+        &ctx,
+        "SELECT year('2026-12-07'), dayofweek('2026-12-07'), pmod(-7, 3), \
+         size(array(1, 2, 3)), isnull(NULL), locate('b', 'abc'), \
+         array_remove(array(1, 2, 1), 1), to_unix_timestamp('1970-01-01 00:01:00'), \
+         percentile(x, 0.5), percentile_disc(x, 0.5), round(e(), 3) \
+         FROM (VALUES (1), (2), (3), (4)) t(x)",
+    )
+    .await;
+    assert_eq!(
+        got,
+        ["2026", "2", "2", "3", "true", "2", "[2]", "60", "2.5", "3.0", "2.718"]
+    );
+}
+
 #[tokio::test]
 async fn hive_planning_gives_zero_based_subscripts() {
     use datafusion::execution::session_state::SessionStateBuilder;
@@ -95,6 +116,9 @@ fn the_function_list_covers_what_is_registered() {
         "get_json_object",
         "histogram_numeric",
         "mask",
+        "year",
+        "pmod",
+        "percentile",
         "+",
         "between",
     ] {

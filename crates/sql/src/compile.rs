@@ -16,7 +16,7 @@ use crate::access::decide::Need;
 use crate::dialect::substitute::substitute;
 use crate::dialect::{rewrite, HiveQl};
 use crate::error::{HiveError, SqlError};
-use crate::prepared::{string_rows, Prepared, QueryPlan};
+use crate::prepared::{string_rows, Prepared, QueryPlan, SessionChange};
 use crate::statement::Scope;
 use crate::task::{Task, TaskOutput};
 use crate::SqlSession;
@@ -28,8 +28,9 @@ pub const ENV_ALLOWED_KEY: &str = "apiary.substitute.env.allowed";
 const OPERATORS_PER_LEVEL: usize = 50;
 
 impl SqlSession {
-    /// Substitutes variables, parses and plans one statement. Session statements take effect
-    /// here; queries are returned as plans for the caller to run.
+    /// Substitutes variables, parses and plans one statement, changing nothing: a statement's
+    /// effect is returned for the caller to run (a query's plan, a task) or to apply (a
+    /// change of the session's own state, [`SqlSession::apply`]).
     pub async fn compile(&mut self, sql: &str) -> Result<Prepared, SqlError> {
         let text = if self.conf("hive.variable.substitute") == Some("false") {
             sql.to_string()
@@ -62,16 +63,17 @@ impl SqlSession {
             Family::Authorization => self.compile_authorization(text).await,
             Family::Set => self.set_statement(text[3..].trim()),
             Family::Reset => {
-                self.reset(text[5..].trim());
-                Ok(Prepared::Done)
+                let key = text[5..].trim();
+                Ok(Prepared::Session(SessionChange::Reset(
+                    (!key.is_empty()).then(|| key.to_string()),
+                )))
             }
             Family::Use => {
                 let db = text[3..].trim().trim_matches('`').to_ascii_lowercase();
                 if self.metastore.get_database(&db).await?.is_none() {
                     return Err(SqlError::DatabaseNotFound(db));
                 }
-                self.use_known_database(&db);
-                Ok(Prepared::Done)
+                Ok(Prepared::Session(SessionChange::Use(db)))
             }
             Family::Hive => match crate::parser::parse(text)? {
                 Some(stmt) => self.compile_hive(stmt).await,
@@ -113,15 +115,27 @@ impl SqlSession {
             });
             return Ok(Prepared::Task(task.with_settle(self.ddl_settle)));
         }
-        return crate::statement::grant::run(
-            auth,
-            &self.metastore,
-            &self.user,
-            &db,
-            &mut self.roles,
-            stmt,
-        )
-        .await;
+        // SET ROLE decides the roles in force here; the session takes them when applied.
+        let mut roles = self.roles.clone();
+        let prepared =
+            crate::statement::grant::run(auth, &self.metastore, &self.user, &db, &mut roles, stmt)
+                .await?;
+        if roles != self.roles {
+            return Ok(Prepared::Session(SessionChange::Roles(roles)));
+        }
+        Ok(prepared)
+    }
+
+    /// Makes a change [`SqlSession::compile`] checked and returned.
+    pub fn apply(&mut self, change: SessionChange) -> Result<(), SqlError> {
+        match change {
+            SessionChange::Conf { key, value } => self.set_conf(&key, &value)?,
+            SessionChange::Var { name, value } => self.set_var(&name, &value),
+            SessionChange::Reset(key) => self.reset(key.as_deref().unwrap_or_default()),
+            SessionChange::Use(db) => self.use_known_database(&db),
+            SessionChange::Roles(roles) => self.roles = roles,
+        }
+        Ok(())
     }
 
     /// RESET: every key back to the server's value, or one key.
@@ -200,7 +214,7 @@ impl SqlSession {
                         }
                         Ok(())
                     }
-                    Prepared::Query { .. } | Prepared::Done => Ok(()),
+                    Prepared::Query { .. } | Prepared::Done | Prepared::Session(_) => Ok(()),
                 }
             })
         });
@@ -414,12 +428,17 @@ impl SqlSession {
                     });
                 }
                 if let Some(name) = k.strip_prefix("hivevar:") {
-                    self.set_var(name, v);
-                } else {
-                    let key = k.strip_prefix("hiveconf:").unwrap_or(k);
-                    self.set_conf(key, v)?;
+                    return Ok(Prepared::Session(SessionChange::Var {
+                        name: name.to_string(),
+                        value: v.to_string(),
+                    }));
                 }
-                Ok(Prepared::Done)
+                let key = k.strip_prefix("hiveconf:").unwrap_or(k);
+                self.check_conf(key, v)?;
+                Ok(Prepared::Session(SessionChange::Conf {
+                    key: key.to_string(),
+                    value: v.to_string(),
+                }))
             }
         }
     }

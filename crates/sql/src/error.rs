@@ -299,6 +299,12 @@ fn classify_plan_error(msg: &str) -> SqlError {
     if let Some((_, detail)) = msg.split_once(apiary_hive_functions::UDTF_ALIAS_MISMATCH) {
         return SqlError::hive(HiveError::UdtfAliasMismatch, detail.to_string());
     }
+    if msg.contains(apiary_hive_functions::PERCENTILE_OUT_OF_RANGE) {
+        return SqlError::Semantic {
+            error: None,
+            message: apiary_hive_functions::PERCENTILE_OUT_OF_RANGE.into(),
+        };
+    }
     // A function of ours given too few or too many arguments (Hive's checkArgsSize text).
     if let Some((name, _)) = msg
         .split_once(" requires ")

@@ -43,7 +43,7 @@ pub use apiary_storage::handler::Registry;
 pub use apiary_storage::types;
 pub use engine::{Engine, EngineOptions, SessionOptions};
 pub use error::SqlError;
-pub use prepared::{execute, Prepared, QueryPlan, RowStream};
+pub use prepared::{execute, Prepared, QueryPlan, RowStream, SessionChange};
 pub use session::SqlSession;
 pub use task::{Task, TaskOutput, TASK_SETTLE};
 pub use types::HiveType;

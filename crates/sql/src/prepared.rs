@@ -33,6 +33,36 @@ pub enum Prepared {
     Done,
     /// Work without a result set that runs as the operation (INSERT, CTAS).
     Task(Task),
+    /// A change of the session's own state (SET, RESET, USE, SET ROLE), checked as it was
+    /// compiled, made by [`crate::SqlSession::apply`]. HiveServer2 makes it at once, whether
+    /// the statement runs asynchronously or not (as Hive's SET does), so the session's next
+    /// statement sees it.
+    Session(SessionChange),
+}
+
+/// A change of a session's own state, made by [`crate::SqlSession::apply`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SessionChange {
+    /// `SET key=value`: a Hive setting (a `datafusion.*` key sets DataFusion's option too).
+    Conf {
+        /// The key, without `hiveconf:`.
+        key: String,
+        /// The value.
+        value: String,
+    },
+    /// `SET hivevar:name=value`.
+    Var {
+        /// The variable's name.
+        name: String,
+        /// The value.
+        value: String,
+    },
+    /// `RESET` (every key back to the server's value) or `RESET key` (`Some(key)`).
+    Reset(Option<String>),
+    /// `USE db`, of a database that exists.
+    Use(String),
+    /// `SET ROLE`: the roles in force from now on.
+    Roles(crate::access::decide::RoleSetting),
 }
 
 /// A query's rows as they are produced, with the statement layer's errors.

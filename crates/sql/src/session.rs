@@ -168,7 +168,7 @@ impl SqlSession {
     /// Sets a Hive configuration key; `datafusion.*` keys go to DataFusion's own options.
     /// Keys the server restricts are refused, as Hive refuses them.
     pub fn set_conf(&mut self, key: &str, value: &str) -> Result<(), SqlError> {
-        self.policy.check_settable(key)?;
+        self.check_conf(key, value)?;
         if key.starts_with("datafusion.") {
             let state = self.ctx.state_ref();
             let mut state = state.write();
@@ -179,6 +179,25 @@ impl SqlSession {
                 .map_err(|e| SqlError::hive(HiveError::Generic, e.to_string()))?;
         }
         self.hiveconf.insert(key.to_string(), value.to_string());
+        Ok(())
+    }
+
+    /// Refuses a setting this session may not make: a key restricted by the server, or a
+    /// DataFusion option (`datafusion.*`) DataFusion does not take with this value.
+    pub(crate) fn check_conf(&self, key: &str, value: &str) -> Result<(), SqlError> {
+        self.policy.check_settable(key)?;
+        if key.starts_with("datafusion.") {
+            let mut options = self
+                .ctx
+                .state_ref()
+                .read()
+                .config_options()
+                .as_ref()
+                .clone();
+            options
+                .set(key, value)
+                .map_err(|e| SqlError::hive(HiveError::Generic, e.to_string()))?;
+        }
         Ok(())
     }
 

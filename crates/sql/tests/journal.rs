@@ -173,6 +173,7 @@ impl World {
 async fn run(session: &mut SqlSession, sql: &str) -> Result<(), SqlError> {
     match session.compile(sql).await? {
         Prepared::Task(task) => task.run(CancellationToken::new()).await,
+        Prepared::Session(change) => session.apply(change),
         _ => Ok(()),
     }
 }

@@ -50,6 +50,10 @@ impl World {
                 task.run(CancellationToken::new()).await?;
                 output.map(|o| o.rows()).unwrap_or_default()
             }
+            Prepared::Session(change) => {
+                self.session.apply(change)?;
+                Vec::new()
+            }
             Prepared::Done => Vec::new(),
         };
         Ok(batches

@@ -209,7 +209,7 @@ impl HistogramAggregate {
     }
 }
 
-fn as_f64(v: &ScalarValue) -> Option<f64> {
+pub(crate) fn as_f64(v: &ScalarValue) -> Option<f64> {
     match v.cast_to(&DataType::Float64).ok()? {
         ScalarValue::Float64(f) => f,
         _ => None,

@@ -3,3 +3,4 @@
 
 pub(crate) mod histogram;
 pub(crate) mod ngrams;
+pub(crate) mod percentile;

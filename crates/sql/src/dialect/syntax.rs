@@ -1,11 +1,10 @@
 //! Helpers that build and take apart sqlparser's syntax trees: a function's name and plain
-//! arguments, a call, a number, a TRY_CAST, a chain of one operator. The rewrites and the
+//! arguments, a call, a chain of one operator. The rewrites and the
 //! clause handling both use them.
 
 use datafusion::sql::sqlparser::ast::{
-    BinaryOperator, CastKind, DataType, Expr, Function, FunctionArg, FunctionArgExpr,
-    FunctionArgumentList, FunctionArguments, Ident, ObjectName, ObjectNamePart, Value,
-    ValueWithSpan,
+    BinaryOperator, Expr, Function, FunctionArg, FunctionArgExpr, FunctionArgumentList,
+    FunctionArguments, Ident, ObjectName, ObjectNamePart,
 };
 
 pub(crate) fn function_name(f: &Function) -> Option<String> {
@@ -51,20 +50,6 @@ pub(crate) fn call(name: &str, args: Vec<Expr>) -> Expr {
         over: None,
         within_group: vec![],
     })
-}
-
-pub(crate) fn number(n: usize) -> Expr {
-    Expr::Value(ValueWithSpan::from(Value::Number(n.to_string(), false)))
-}
-
-pub(crate) fn try_cast(e: Expr, to: DataType) -> Expr {
-    Expr::Cast {
-        kind: CastKind::TryCast,
-        expr: Box::new(e),
-        data_type: to,
-        array: false,
-        format: None,
-    }
 }
 
 /// The expressions joined by `op` (`a AND b AND c`); None for none.

@@ -14,19 +14,16 @@ use datafusion::sql::sqlparser::ast::{
     ObjectNamePart, SelectItem, SetExpr, Statement, UnaryOperator, Value, ValueWithSpan, VisitMut,
     VisitorMut, WindowFrameBound, WindowType,
 };
-pub(crate) use functions::REWRITTEN_FUNCTIONS;
 pub use limits::{nesting_depth, operator_count};
 
 use crate::dialect::rewrite::functions::{
-    date_field, hive_date_part, hive_function, hive_operator, hive_percentile,
-    hive_percentile_disc, hive_pmod, hive_size, integer_text, like_all_patterns, ranks,
-    type_named_cast,
+    call_forms, integer_text, like_all_patterns, ranks, type_named_cast,
 };
 use crate::dialect::rewrite::group_by::GroupByModifiers;
 use crate::dialect::rewrite::literals::{
     double_literal, hive_typed, microsecond_timestamp, type_literals, IntLiterals,
 };
-use crate::dialect::syntax::{call, function_name};
+use crate::dialect::syntax::call;
 use crate::error::SqlError;
 
 /// Rewrites a statement into what DataFusion plans with Hive's meaning; `zone` is the session's
@@ -40,16 +37,7 @@ pub fn to_datafusion(statement: &mut Statement, zone: Option<&str>) -> Result<()
     if let Some(form) = grouping.refused {
         return Err(SqlError::Unsupported(format!("GROUP BY .. {form}")));
     }
-    let mut refused: Option<SqlError> = None;
     let _ = visit_expressions_mut(statement, |e| {
-        // Hive's functions that are operators or expressions here.
-        if let Some(op) = match &*e {
-            Expr::Function(f) => hive_operator(f),
-            _ => None,
-        } {
-            *e = op;
-            return ControlFlow::<()>::Continue(());
-        }
         if let Expr::Function(f) = &*e {
             if let Some(cast) = type_named_cast(f) {
                 *e = cast;
@@ -57,18 +45,6 @@ pub fn to_datafusion(statement: &mut Statement, zone: Option<&str>) -> Result<()
             }
         }
         match e {
-            Expr::Function(f) if function_name(f).as_deref() == Some("size") => hive_size(e),
-            Expr::Function(f) if date_field(f).is_some() => hive_date_part(e),
-            Expr::Function(f) if function_name(f).as_deref() == Some("pmod") => hive_pmod(e),
-            Expr::Function(f) if function_name(f).as_deref() == Some("percentile") => {
-                hive_percentile(e)
-            }
-            Expr::Function(f) if function_name(f).as_deref() == Some("percentile_disc") => {
-                if let Err(error) = hive_percentile_disc(e) {
-                    refused = Some(error);
-                    return ControlFlow::Break(());
-                }
-            }
             // SUBSTR / SUBSTRING: Hive's (1-based, negative from the end, 0 as 1).
             Expr::Substring {
                 expr,
@@ -89,7 +65,7 @@ pub fn to_datafusion(statement: &mut Statement, zone: Option<&str>) -> Result<()
                     format: None,
                 }
             }
-            Expr::Function(f) => hive_function(f),
+            Expr::Function(f) => call_forms(f),
             // `s LIKE ANY (p1, ..)` is likeany(s, p1, ..); `s LIKE ALL (p1, ..)` (which parses
             // as a call of `all`) likeall(s, p1, ..).
             Expr::Like {
@@ -113,10 +89,6 @@ pub fn to_datafusion(statement: &mut Statement, zone: Option<&str>) -> Result<()
                 let mut args = vec![(**expr).clone()];
                 args.extend(patterns);
                 let any = call(name, args);
-                let any = match &any {
-                    Expr::Function(f) => hive_operator(f).unwrap_or(any),
-                    _ => any,
-                };
                 *e = if *negated {
                     Expr::UnaryOp {
                         op: UnaryOperator::Not,
@@ -212,9 +184,6 @@ pub fn to_datafusion(statement: &mut Statement, zone: Option<&str>) -> Result<()
         }
         ControlFlow::<()>::Continue(())
     });
-    if let Some(error) = refused {
-        return Err(error);
-    }
     if let Statement::Query(q) = statement {
         name_result_columns(&mut q.body);
     }
@@ -336,19 +305,23 @@ mod tests {
     }
 
     #[test]
-    fn hive_function_forms_become_datafusions() {
-        let array = rewritten("SELECT array(1, 2)");
-        assert_eq!(
-            array,
-            "SELECT make_array(CAST(1 AS INT), CAST(2 AS INT)) AS _c0"
+    fn hive_functions_are_left_to_the_registered_ones() {
+        // Hive's functions are called by their names (registered by apiary-hive-functions);
+        // only the syntax around them is rewritten.
+        let text = rewritten("SELECT array(1, 2), pmod(a, 3), year(d) FROM t");
+        assert!(
+            text.contains("array(CAST(1 AS INT), CAST(2 AS INT))")
+                && text.contains("pmod(a, CAST(3 AS INT))")
+                && text.contains("year(d)"),
+            "{text}"
         );
-        let map = rewritten("SELECT map('a', 1, 'b', 2)");
-        assert_eq!(
-            map,
-            "SELECT map(make_array('a', 'b'), make_array(CAST(1 AS INT), CAST(2 AS INT))) AS _c0"
+        let like = rewritten("SELECT s LIKE ANY ('a%', 'b%'), s NOT LIKE ALL ('a%') FROM t");
+        assert!(
+            like.contains("likeany(s, 'a%', 'b%')") && like.contains("NOT likeall(s, 'a%')"),
+            "{like}"
         );
-        let pmod = rewritten("SELECT pmod(a, 3) FROM t");
-        assert!(pmod.contains('%') && !pmod.contains("pmod"), "{pmod}");
+        let count = rewritten("SELECT count(DISTINCT a, b) FROM t");
+        assert!(count.contains("struct(a, b)"), "{count}");
     }
 
     #[test]

@@ -1,0 +1,168 @@
+//! Hive's functions of arrays and maps written with DataFusion's: `size(a)` (an INT, -1 for NULL), `index(a, i)` (`a[i]`: 0-based for arrays, a key for
+//! maps), `array_position(a, x)` (1-based, 0 when absent) and `field(v, v1, ..)` (the position
+//! of the first vi equal to v, 0 for none).
+
+use arrow::datatypes::DataType;
+use datafusion::common::{plan_err, ScalarValue};
+use datafusion::functions::core::expr_fn::coalesce;
+use datafusion::functions_nested::expr_fn::{array_element, cardinality, map_extract};
+use datafusion::functions_nested::position::array_position_udf;
+use datafusion::logical_expr::type_coercion::binary::{comparison_coercion, type_union_resolution};
+use datafusion::logical_expr::{cast, lit, when};
+
+use crate::forms::expr_fn::{is_text, take, ExprFn};
+
+/// Whether `t` is a list.
+fn is_list(t: &DataType) -> bool {
+    matches!(
+        t,
+        DataType::List(_) | DataType::LargeList(_) | DataType::FixedSizeList(_, _)
+    )
+}
+
+/// The element type of a list.
+fn element(t: &DataType) -> Option<DataType> {
+    match t {
+        DataType::List(f) | DataType::LargeList(f) | DataType::FixedSizeList(f, _) => {
+            Some(f.data_type().clone())
+        }
+        _ => None,
+    }
+}
+
+/// The key type of a map.
+fn map_key(t: &DataType) -> Option<DataType> {
+    match t {
+        DataType::Map(entries, _) => match entries.data_type() {
+            DataType::Struct(fields) => fields.first().map(|f| f.data_type().clone()),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// One type all of `types` convert to.
+fn common(types: &[DataType]) -> Option<DataType> {
+    if types.is_empty() {
+        return Some(DataType::Null);
+    }
+    type_union_resolution(types)
+}
+
+/// The functions of this family.
+pub(crate) fn functions() -> Vec<ExprFn> {
+    vec![
+        ExprFn::new("size", 1..=1, |args, _| {
+            let [a] = take(args)?;
+            when(a.clone().is_null(), lit(-1i32)).otherwise(cast(cardinality(a), DataType::Int32))
+        }),
+        ExprFn::new("index", 2..=2, |args, types| {
+            let [a, i] = take(args)?;
+            if is_list(&types[0]) {
+                // 0-based; a negative or too-large index is NULL.
+                let found = array_element(a, i.clone() + lit(1i64));
+                return when(i.gt_eq(lit(0i64)), found).end();
+            }
+            Ok(array_element(map_extract(a, i), lit(1i64)))
+        })
+        .coerced(|types| {
+            if is_list(&types[0]) {
+                return Ok(vec![types[0].clone(), DataType::Int64]);
+            }
+            match map_key(&types[0]) {
+                Some(k) => Ok(vec![types[0].clone(), k]),
+                None => plan_err!("index takes an array or a map, not {}", types[0]),
+            }
+        }),
+        ExprFn::new("array_position", 2..=2, |args, _| {
+            let [a, x] = take(args)?;
+            let found = array_position_udf().call(vec![a.clone(), x.clone()]);
+            when(a.is_null().or(x.is_null()), lit(ScalarValue::Int32(None)))
+                .otherwise(cast(coalesce(vec![found, lit(0u64)]), DataType::Int32))
+        })
+        .coerced(|types| match element(&types[0]) {
+            Some(e) if types[1].is_null() => Ok(vec![types[0].clone(), e]),
+            Some(e) => match comparison_coercion(&e, &types[1]) {
+                Some(_) => Ok(vec![types[0].clone(), e]),
+                None => plan_err!(
+                    "array_position cannot look for {} in {}",
+                    types[1],
+                    types[0]
+                ),
+            },
+            None if types[0].is_null() => Ok(types.to_vec()),
+            None => plan_err!("array_position takes an array, not {}", types[0]),
+        }),
+        ExprFn::new("field", 2..=usize::MAX, |args, _| {
+            let mut args = args.into_iter();
+            let Some(v) = args.next() else {
+                return plan_err!("field takes a value and candidates");
+            };
+            let mut case: Option<datafusion::logical_expr::conditional_expressions::CaseBuilder> =
+                None;
+            for (i, candidate) in args.enumerate() {
+                let position = lit(i32::try_from(i + 1).unwrap_or(i32::MAX));
+                let condition = v.clone().eq(candidate);
+                case = Some(match case {
+                    None => when(condition, position),
+                    Some(mut c) => {
+                        c.when(condition, position);
+                        c
+                    }
+                });
+            }
+            match case {
+                Some(mut c) => Ok(c.otherwise(lit(0i32))?),
+                None => plan_err!("field takes a value and candidates"),
+            }
+        })
+        .coerced(|types| {
+            // Text among numbers compares as DOUBLEs, as Hive's `=` does.
+            let mixed = types.iter().any(is_text) && types.iter().any(|t| t.is_numeric());
+            let to = if mixed {
+                Some(DataType::Float64)
+            } else {
+                common(types)
+            };
+            match to {
+                Some(t) => Ok(vec![t; types.len()]),
+                None => plan_err!("field: the values must have one common type"),
+            }
+        }),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::forms::tests::answers;
+
+    #[tokio::test]
+    async fn maps_sizes_and_positions() {
+        assert_eq!(
+            answers(
+                "SELECT map('a', 1, 'b', 2.5), size(make_array(1, 2, 3)), \
+                 size(CAST(NULL AS INT[])), size(map('a', 1)), index(make_array(10, 20), 0), \
+                 index(make_array(10, 20), 5), index(map('a', 1), 'a'), \
+                 array_position(make_array(3, 4, 5), 5), array_position(make_array(3), 9), \
+                 array_position(make_array(3), NULL), field('b', 'a', 'b', 'c'), field('z', 'a'), \
+                 field(NULL, 'a')"
+            )
+            .await,
+            [
+                "{a: 1.0, b: 2.5}",
+                "3",
+                "-1",
+                "1",
+                "10",
+                "",
+                "1",
+                "3",
+                "0",
+                "",
+                "2",
+                "0",
+                "0"
+            ]
+        );
+    }
+}

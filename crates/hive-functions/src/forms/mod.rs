@@ -1,0 +1,57 @@
+//! Hive's functions that are expressions of DataFusion's own functions and operators:
+//! `year(d)` is the year `date_part` reads of `d` as a timestamp, `pmod(a, b)` is
+//! `((a % b) + b) % b`, `isnull(a)` is `a IS NULL`, `size(a)` is `cardinality(a)` with -1 for
+//! NULL. Each is a registered function ([`ExprFn`]), so a query names it as any other and
+//! DESCRIBE FUNCTION finds it; DataFusion's simplifier replaces the call by its expression
+//! before the plan runs, where DataFusion's own kernels compute it.
+//!
+//! One function builds the expression from the arguments and their types; the call's result
+//! type is the type of that expression over columns of the arguments' types, so the type
+//! planned and the expression run cannot disagree.
+
+pub(crate) mod collections;
+pub(crate) mod dates;
+pub(crate) mod expr_fn;
+pub(crate) mod numbers;
+pub(crate) mod predicates;
+pub(crate) mod strings;
+
+use datafusion::logical_expr::ScalarUDF;
+use datafusion::prelude::SessionContext;
+
+use crate::forms::expr_fn::ExprFn;
+
+/// Registers each of `functions` in `ctx`.
+pub(crate) fn register_all(ctx: &SessionContext, functions: Vec<ExprFn>) {
+    for f in functions {
+        ctx.register_udf(ScalarUDF::from(f));
+    }
+}
+
+/// Registers every function of this module's families.
+pub(crate) fn register(ctx: &SessionContext) {
+    register_all(ctx, predicates::functions());
+    register_all(ctx, dates::functions());
+    register_all(ctx, numbers::functions());
+    register_all(ctx, collections::functions());
+    register_all(ctx, strings::functions());
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use arrow::util::display::array_value_to_string;
+    use datafusion::prelude::SessionContext;
+
+    /// The first row `sql` answers on a bare context with Hive's functions, each value as
+    /// Arrow writes it (NULL as empty text).
+    pub(crate) async fn answers(sql: &str) -> Vec<String> {
+        let ctx = SessionContext::new();
+        crate::register(&ctx);
+        let batches = ctx.sql(sql).await.unwrap().collect().await.unwrap();
+        batches[0]
+            .columns()
+            .iter()
+            .map(|c| array_value_to_string(c, 0).unwrap())
+            .collect()
+    }
+}
