@@ -1,18 +1,21 @@
 //! [`ExprFn`], a Hive function planned as an expression of DataFusion's functions and
 //! operators, and the helpers the families build their expressions with.
 
-use std::collections::HashMap;
 use std::ops::RangeInclusive;
 use std::sync::Arc;
 
-use arrow::datatypes::{DataType, Field, FieldRef};
+use arrow::array::{RecordBatch, RecordBatchOptions};
+use arrow::datatypes::{DataType, Field, FieldRef, Schema};
 use datafusion::common::{internal_err, Column, DFSchema, Result};
+use datafusion::execution::context::ExecutionProps;
+use datafusion::logical_expr::physical_planning_context::PhysicalPlanningContext;
 use datafusion::logical_expr::simplify::{ExprSimplifyResult, SimplifyContext};
 use datafusion::logical_expr::type_coercion::functions::fields_with_udf;
 use datafusion::logical_expr::{
     cast, ColumnarValue, Expr, ExprSchemable, ReturnFieldArgs, ScalarFunctionArgs, ScalarUDF,
     ScalarUDFImpl, Signature, Volatility,
 };
+use datafusion::physical_expr::create_physical_expr;
 
 use crate::args::check_arity;
 
@@ -78,23 +81,28 @@ impl ExprFn {
         self
     }
 
-    /// The expression over columns `a0, a1, ..` of the arguments' types, and its type and
-    /// nullability: what a call with such arguments answers.
-    fn typed(&self, fields: &[FieldRef]) -> Result<(DataType, bool)> {
+    /// The expression over columns `a0, a1, ..` of the arguments' fields, and the schema of
+    /// those columns.
+    fn over_columns(&self, fields: &[FieldRef]) -> Result<(Expr, Schema)> {
         check_arity(self.name, &self.arity, fields.len())?;
-        let schema = DFSchema::from_unqualified_fields(
+        let schema = Schema::new(
             fields
                 .iter()
                 .enumerate()
                 .map(|(i, f)| Field::new(format!("a{i}"), f.data_type().clone(), f.is_nullable()))
-                .collect(),
-            HashMap::new(),
-        )?;
+                .collect::<Vec<_>>(),
+        );
         let args = (0..fields.len())
             .map(|i| Expr::Column(Column::from_name(format!("a{i}"))))
             .collect();
         let types: Vec<DataType> = fields.iter().map(|f| f.data_type().clone()).collect();
-        let (_, field) = (self.build)(args, &types)?.to_field(&schema)?;
+        Ok(((self.build)(args, &types)?, schema))
+    }
+
+    /// The type and nullability of a call with arguments of these fields.
+    fn typed(&self, fields: &[FieldRef]) -> Result<(DataType, bool)> {
+        let (expr, schema) = self.over_columns(fields)?;
+        let (_, field) = expr.to_field(&DFSchema::try_from(schema)?)?;
         Ok((field.data_type().clone(), field.is_nullable()))
     }
 }
@@ -134,11 +142,28 @@ impl ScalarUDFImpl for ExprFn {
         Ok(ExprSimplifyResult::Simplified((self.build)(args, &types)?))
     }
 
-    fn invoke_with_args(&self, _args: ScalarFunctionArgs) -> Result<ColumnarValue> {
-        internal_err!(
-            "{} is planned as an expression of other functions and is never run itself",
-            self.name
-        )
+    /// Runs the expression over the arguments as columns: only where the plan was not
+    /// simplified (its optimizer turned off, or the function called outside a plan).
+    fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
+        let (expr, schema) = self.over_columns(&args.arg_fields)?;
+        let schema = Arc::new(schema);
+        let physical = create_physical_expr(
+            &expr,
+            &DFSchema::try_from(Arc::clone(&schema))?,
+            &ExecutionProps::new(),
+            &PhysicalPlanningContext::default(),
+        )?;
+        let columns = args
+            .args
+            .iter()
+            .map(|a| a.to_array(args.number_rows))
+            .collect::<Result<Vec<_>>>()?;
+        let batch = RecordBatch::try_new_with_options(
+            schema,
+            columns,
+            &RecordBatchOptions::new().with_row_count(Some(args.number_rows)),
+        )?;
+        physical.evaluate(&batch)
     }
 }
 

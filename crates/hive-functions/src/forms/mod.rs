@@ -3,7 +3,8 @@
 //! `((a % b) + b) % b`, `isnull(a)` is `a IS NULL`, `size(a)` is `cardinality(a)` with -1 for
 //! NULL. Each is a registered function ([`ExprFn`]), so a query names it as any other and
 //! DESCRIBE FUNCTION finds it; DataFusion's simplifier replaces the call by its expression
-//! before the plan runs, where DataFusion's own kernels compute it.
+//! before the plan runs, where DataFusion's own kernels compute it (a call left unsimplified
+//! runs the same expression over its arguments).
 //!
 //! One function builds the expression from the arguments and their types; the call's result
 //! type is the type of that expression over columns of the arguments' types, so the type
@@ -53,5 +54,28 @@ pub(crate) mod tests {
             .iter()
             .map(|c| array_value_to_string(c, 0).unwrap())
             .collect()
+    }
+
+    /// A call the optimizer does not simplify (no optimizer pass) runs the same expression.
+    #[tokio::test]
+    async fn unsimplified_calls_run_their_expression() {
+        use datafusion::prelude::SessionConfig;
+        let mut config = SessionConfig::new();
+        config.options_mut().optimizer.max_passes = 0;
+        let ctx = SessionContext::new_with_config(config);
+        crate::register(&ctx);
+        let sql = "SELECT pmod(x, 3), year(d), isnull(x), size(make_array(x, x)) \
+                   FROM (VALUES (-7, '2026-12-07'), (NULL, NULL)) t(x, d)";
+        let batches = ctx.sql(sql).await.unwrap().collect().await.unwrap();
+        let rows: Vec<Vec<String>> = (0..2)
+            .map(|r| {
+                batches[0]
+                    .columns()
+                    .iter()
+                    .map(|c| array_value_to_string(c, r).unwrap())
+                    .collect()
+            })
+            .collect();
+        assert_eq!(rows, [["2", "2026", "false", "2"], ["", "", "true", "2"]]);
     }
 }
