@@ -5,8 +5,10 @@ function much slower than DataFusion's shows here.
 
 Each measured query is `SELECT sum(coalesce(length(CAST(<expr> AS STRING)), 0)) FROM fb.t`: one row comes
 back, so the figure is the server's work, not the fetch. The table is Parquet, written once.
+Aggregates (the exact percentiles) are measured as `SELECT <aggregate> FROM fb.t`.
 
-Usage: APIARY_BIN=$CARGO_TARGET_DIR/<profile>/apiary python bench/function_bench.py [ROWS] [RUNS]
+Usage: APIARY_BIN=$CARGO_TARGET_DIR/<profile>/apiary python bench/function_bench.py [ROWS] [RUNS] [aggregates]
+(`aggregates` measures the aggregates only)
 """
 
 import os
@@ -47,6 +49,13 @@ CASES = [
     ("number", "pmod(id, 7)", "((id % 7) + 7) % 7"),
 ]
 
+# (Hive's aggregate, DataFusion's for the same work or None), each measured as
+# `SELECT <aggregate> FROM fb.t`.
+AGGREGATES = [
+    ("percentile(id, 0.5)", "percentile_cont(CAST(id AS DOUBLE), 0.5)"),
+    ("percentile_disc(id, 0.5)", None),
+]
+
 
 def measure(expr):
     """The measured aggregate over an expression."""
@@ -60,6 +69,18 @@ def rate(cur, *exprs):
 
     def run():
         cur.execute(sql)
+        answer[:] = cur.fetchall()
+
+    p50, _, _ = timed(run, RUNS)
+    return ROWS / (p50 / 1000), answer[0][0] if answer else None
+
+
+def aggregate_rate(cur, agg):
+    """Median rows/s of `SELECT agg FROM fb.t`, and the answer."""
+    answer = []
+
+    def run():
+        cur.execute(f"SELECT {agg} FROM fb.t")
         answer[:] = cur.fetchall()
 
     p50, _, _ = timed(run, RUNS)
@@ -84,7 +105,8 @@ def main():
             f"FROM range({ROWS})")
         print(f"wrote {ROWS} rows in {time.perf_counter() - t:.1f} s")
         print(f"{'family':7} {'Hive expression':40} {'M rows/s':>9}   {'DataFusion expression':40} {'M rows/s':>9}")
-        for family, hive, native in CASES:
+        only_aggregates = len(sys.argv) > 3 and sys.argv[3] == "aggregates"
+        for family, hive, native in [] if only_aggregates else CASES:
             hive_rate, hive_answer = rate(cur, hive)
             line = f"{family:7} {hive:40} {hive_rate / 1e6:9.2f}"
             if native:
@@ -92,8 +114,17 @@ def main():
                 same = "" if native_answer == hive_answer else "  (answers differ)"
                 line += f"   {native:40} {native_rate / 1e6:9.2f}{same}"
             print(line, flush=True)
-        whole, _ = rate(cur, *(h for _, h, _ in CASES))
-        print(f"all {len(CASES)} Hive expressions in one query: {whole / 1e6:.2f} M rows/s")
+        if not only_aggregates:
+            whole, _ = rate(cur, *(h for _, h, _ in CASES))
+            print(f"all {len(CASES)} Hive expressions in one query: {whole / 1e6:.2f} M rows/s")
+        for hive, native in AGGREGATES:
+            hive_rate, hive_answer = aggregate_rate(cur, hive)
+            line = f"{'agg':7} {hive:40} {hive_rate / 1e6:9.2f}"
+            if native:
+                native_rate, native_answer = aggregate_rate(cur, native)
+                same = "" if native_answer == hive_answer else "  (answers differ)"
+                line += f"   {native:40} {native_rate / 1e6:9.2f}{same}"
+            print(line, flush=True)
     finally:
         srv.stop()
 

@@ -1,7 +1,8 @@
 //! What SHOW FUNCTIONS lists and DESCRIBE FUNCTION tells: the functions a session can call
-//! (DataFusion's and Apiary's registered ones, the Hive functions the rewrites turn into
-//! others, and Hive's operators and keywords, which are syntax here), and Hive's usage texts
-//! (`data/hive_functions.tsv`, Hive 4's SHOW FUNCTIONS with each function's description).
+//! (DataFusion's and Apiary's registered ones, the table-generating functions the caller
+//! plans itself and names, and Hive's operators and keywords, which are syntax here), and
+//! Hive's usage texts (`data/hive_functions.tsv`, Hive 4's SHOW FUNCTIONS with each
+//! function's description).
 //! Hive's functions Apiary leaves out on purpose are listed with the reason in
 //! `data/hive_functions_omitted.tsv`; a test checks that every name Hive lists is offered or
 //! omitted there.

@@ -9,7 +9,9 @@ use std::sync::Arc;
 
 use apiary_metastore::SqliteMetastore;
 use apiary_sql::render::cell_text;
-use apiary_sql::{Engine, EngineOptions, Prepared, Registry, SessionOptions, SqlError, SqlSession};
+use apiary_sql::{
+    Engine, EngineOptions, Prepared, Registry, SessionChange, SessionOptions, SqlError, SqlSession,
+};
 use futures::StreamExt;
 use tokio_util::sync::CancellationToken;
 
@@ -231,4 +233,45 @@ async fn grant_without_authorization_is_refused() {
         err.to_string().contains("Authorization is not enabled"),
         "{err}"
     );
+}
+
+/// `compile` changes nothing: SET, RESET and USE come back as the change they make, which the
+/// session takes only when it is applied (the gateway applies it before the next statement).
+#[tokio::test]
+async fn compiling_set_and_use_changes_nothing_until_applied() {
+    let mut w = World::new().await;
+    w.run("CREATE DATABASE sales").await;
+    let set = w.session.compile("SET hive.apiary.probe=on").await.unwrap();
+    assert!(
+        matches!(&set, Prepared::Session(SessionChange::Conf { key, value })
+            if key == "hive.apiary.probe" && value == "on"),
+        "{set:?}"
+    );
+    assert_eq!(
+        w.column("SET hive.apiary.probe").await,
+        ["hive.apiary.probe is undefined"]
+    );
+    let use_sales = w.session.compile("USE sales").await.unwrap();
+    assert_eq!(w.column("SELECT current_database()").await, ["default"]);
+    let (Prepared::Session(set), Prepared::Session(use_sales)) = (set, use_sales) else {
+        panic!("SET and USE are changes of the session");
+    };
+    w.session.apply(set).unwrap();
+    w.session.apply(use_sales).unwrap();
+    assert_eq!(
+        w.column("SET hive.apiary.probe").await,
+        ["hive.apiary.probe=on"]
+    );
+    assert_eq!(w.column("SELECT current_database()").await, ["sales"]);
+    let reset = w.session.compile("RESET hive.apiary.probe").await.unwrap();
+    assert!(
+        matches!(&reset, Prepared::Session(SessionChange::Reset(Some(k))) if k == "hive.apiary.probe")
+    );
+    // A DataFusion option DataFusion refuses is refused as the statement compiles.
+    let err = w
+        .session
+        .compile("SET datafusion.execution.batch_size=lots")
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("batch_size"), "{err}");
 }

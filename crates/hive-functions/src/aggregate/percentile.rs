@@ -6,9 +6,11 @@
 
 use std::sync::Arc;
 
-use arrow::array::{Array, ArrayRef, AsArray};
+use arrow::array::{Array, ArrayRef, AsArray, Float64Array, ListArray};
+use arrow::buffer::OffsetBuffer;
 use arrow::datatypes::{DataType, Field, FieldRef, Float64Type};
 use datafusion::common::{exec_err, plan_err, Result, ScalarValue};
+use datafusion::functions_aggregate::percentile_cont::percentile_cont_udaf;
 use datafusion::logical_expr::expr::AggregateFunction;
 use datafusion::logical_expr::function::{
     AccumulatorArgs, AggregateFunctionSimplification, StateFieldsArgs,
@@ -87,7 +89,14 @@ impl AggregateUDFImpl for ExactPercentile {
 
     fn coerce_types(&self, arg_types: &[DataType]) -> Result<Vec<DataType>> {
         check_arity(self.name(), &(2..=2), arg_types.len())?;
-        Ok(vec![DataType::Float64, arg_types[1].clone()])
+        // One percentile as a DOUBLE (DataFusion's percentile_cont takes no other), an array
+        // of them as it is.
+        let p = if is_list(&arg_types[1]) {
+            arg_types[1].clone()
+        } else {
+            DataType::Float64
+        };
+        Ok(vec![DataType::Float64, p])
     }
 
     fn return_type(&self, arg_types: &[DataType]) -> Result<DataType> {
@@ -132,6 +141,11 @@ impl AggregateUDFImpl for ExactPercentile {
             return exec_err!("{} requires 2 argument(s), got 1", self.name());
         };
         let (listed, percentiles) = percentiles(&constant(p, "the percentile")?)?;
+        if !self.discrete && !listed {
+            // One interpolated percentile is DataFusion's percentile_cont (the same
+            // interpolation, and the same state: the values as a list of DOUBLEs).
+            return percentile_cont_udaf().accumulator(args);
+        }
         // WITHIN GROUP (ORDER BY x DESC) counts the positions from the largest value.
         let descending = args.order_bys.first().is_some_and(|o| o.options.descending);
         Ok(Box::new(PercentileAccumulator {
@@ -155,24 +169,43 @@ struct PercentileAccumulator {
 }
 
 impl PercentileAccumulator {
-    /// The percentile `p` of the sorted values (at least one).
-    fn at(&self, sorted: &[f64], p: f64) -> f64 {
-        let last = sorted.len() - 1;
+    /// The percentile `p` of the values (at least one), which it reorders: the one or two
+    /// values around its position are selected, not the whole list sorted.
+    fn at(&mut self, p: f64) -> f64 {
+        let last = self.values.len() - 1;
         let position = last as f64 * p;
         if self.discrete {
             let i = (position.ceil() as usize).min(last);
-            return sorted[i];
+            // Counted from the largest value under WITHIN GROUP (ORDER BY x DESC).
+            return self.kth(if self.descending { last - i } else { i });
         }
         let (low, high) = (
             position.floor() as usize,
             (position.ceil() as usize).min(last),
         );
-        let (a, b) = (sorted[low], sorted[high]);
+        let (_, a, above) = self.values.select_nth_unstable_by(low, f64::total_cmp);
+        let a = *a;
         if low == high {
-            a
-        } else {
-            a + (position - low as f64) * (b - a)
+            return a;
         }
+        // The next value in order is the least of those selected above the low one.
+        let b = above.iter().copied().min_by(f64::total_cmp).unwrap_or(a);
+        a + (position - low as f64) * (b - a)
+    }
+
+    /// The non-NULL values of `values`.
+    fn take(&mut self, values: &Float64Array) {
+        if values.null_count() == 0 {
+            self.values.extend_from_slice(values.values());
+        } else {
+            self.values.extend(values.iter().flatten());
+        }
+    }
+
+    /// The `k`-th smallest value (from 0).
+    fn kth(&mut self, k: usize) -> f64 {
+        let (_, v, _) = self.values.select_nth_unstable_by(k, f64::total_cmp);
+        *v
     }
 }
 
@@ -182,8 +215,7 @@ impl Accumulator for PercentileAccumulator {
             return Ok(());
         };
         let values = arrow::compute::cast(values, &DataType::Float64)?;
-        self.values
-            .extend(values.as_primitive::<Float64Type>().iter().flatten());
+        self.take(values.as_primitive::<Float64Type>());
         Ok(())
     }
 
@@ -195,23 +227,23 @@ impl Accumulator for PercentileAccumulator {
         for i in 0..lists.len() {
             if !lists.is_null(i) {
                 let part = lists.value(i);
-                self.values
-                    .extend(part.as_primitive::<Float64Type>().iter().flatten());
+                self.take(part.as_primitive::<Float64Type>());
             }
         }
         Ok(())
     }
 
+    /// The values as one list (written as one array, not a value at a time).
     fn state(&mut self) -> Result<Vec<ScalarValue>> {
-        let values: Vec<ScalarValue> = self
-            .values
-            .iter()
-            .map(|v| ScalarValue::Float64(Some(*v)))
-            .collect();
-        Ok(vec![ScalarValue::List(ScalarValue::new_list_nullable(
-            &values,
-            &DataType::Float64,
-        ))])
+        let values = Float64Array::from(self.values.clone());
+        let n = values.len();
+        let list = ListArray::try_new(
+            Arc::new(Field::new_list_field(DataType::Float64, true)),
+            OffsetBuffer::from_lengths([n]),
+            Arc::new(values),
+            None,
+        )?;
+        Ok(vec![ScalarValue::List(Arc::new(list))])
     }
 
     fn evaluate(&mut self) -> Result<ScalarValue> {
@@ -222,15 +254,10 @@ impl Accumulator for PercentileAccumulator {
                 DataType::Float64
             });
         }
-        let mut sorted = self.values.clone();
-        sorted.sort_by(|a, b| a.total_cmp(b));
-        if self.descending {
-            sorted.reverse();
-        }
-        let answers: Vec<ScalarValue> = self
-            .percentiles
+        let percentiles = self.percentiles.clone();
+        let answers: Vec<ScalarValue> = percentiles
             .iter()
-            .map(|p| ScalarValue::Float64(Some(self.at(&sorted, *p))))
+            .map(|p| ScalarValue::Float64(Some(self.at(*p))))
             .collect();
         if !self.listed {
             return Ok(answers
@@ -269,6 +296,16 @@ mod tests {
         assert_eq!(
             answers("SELECT percentile(x, 0.5) FROM (VALUES (1)) t(x) WHERE x > 1").await,
             [""]
+        );
+        // Unordered values with a repeat: the positions are of the values in order.
+        let from = "FROM (VALUES (5), (1), (4), (2), (3), (3)) t(x)";
+        assert_eq!(
+            answers(&format!(
+                "SELECT percentile(x, make_array(0.5, 0.9, 0.1)), percentile_disc(x, 0.9), \
+                 percentile_disc(0.9) WITHIN GROUP (ORDER BY x DESC) {from}"
+            ))
+            .await,
+            ["[3.0, 4.5, 1.5]", "5.0", "1.0"]
         );
     }
 }

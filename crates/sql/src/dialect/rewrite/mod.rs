@@ -1,6 +1,7 @@
-//! Rewrites of a parsed HiveQL statement so DataFusion gives Hive's answers: Hive's function
-//! forms (`array(..)`, `map(k1, v1, ...)`), integer literals typed INT, and unnamed result
-//! columns named `_c<position>`.
+//! Rewrites of a parsed HiveQL statement so DataFusion gives Hive's answers: Hive's syntax
+//! around calls (casts, `LIKE ANY (..)`, `count(DISTINCT a, b)`, `map()`; the functions
+//! themselves are registered by `apiary-hive-functions`), integer literals typed INT, and
+//! unnamed result columns named `_c<position>`.
 
 mod functions;
 mod group_by;
