@@ -327,3 +327,22 @@ pub(crate) fn constant(expr: &Arc<dyn PhysicalExpr>, what: &str) -> Result<Scala
         _ => plan_err!("{what} must be a constant"),
     }
 }
+
+/// Whether `t` is a list (an array in Hive's terms).
+pub(crate) fn is_list(t: &DataType) -> bool {
+    matches!(
+        t,
+        DataType::List(_) | DataType::LargeList(_) | DataType::FixedSizeList(..)
+    )
+}
+
+/// A constant that is one value or an array of them (a percentile argument): whether it was
+/// an array, and its values as an array.
+pub(crate) fn one_or_listed(v: &ScalarValue) -> Result<(bool, arrow::array::ArrayRef)> {
+    Ok(match v {
+        ScalarValue::List(a) => (true, a.value(0)),
+        ScalarValue::LargeList(a) => (true, a.value(0)),
+        ScalarValue::FixedSizeList(a) => (true, a.value(0)),
+        other => (false, other.to_array()?),
+    })
+}

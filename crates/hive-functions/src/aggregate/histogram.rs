@@ -287,12 +287,7 @@ impl AggregateUDFImpl for HistogramAggregate {
                     Some(e) => constant(e, "percentile_approx's percentile")?,
                     None => return plan_err!("percentile_approx requires 2..3 argument(s), got 1"),
                 };
-                let (listed, values) = match &p {
-                    ScalarValue::List(a) => (true, a.value(0)),
-                    ScalarValue::LargeList(a) => (true, a.value(0)),
-                    ScalarValue::FixedSizeList(a) => (true, a.value(0)),
-                    other => (false, other.to_array()?),
-                };
+                let (listed, values) = crate::args::one_or_listed(&p)?;
                 let evaluator = if listed {
                     "GenericUDAFMultiplePercentileApproxEvaluator"
                 } else {

@@ -22,7 +22,7 @@ use datafusion::logical_expr::{
 use datafusion::prelude::SessionContext;
 
 use crate::aggregate::histogram::as_f64;
-use crate::args::{check_arity, constant};
+use crate::args::{check_arity, constant, is_list, one_or_listed};
 use crate::names::PERCENTILE_OUT_OF_RANGE;
 
 /// Registers `percentile` and `percentile_disc`.
@@ -50,12 +50,7 @@ impl ExactPercentile {
 /// Whether `p` was an array of percentiles, and the percentiles; Hive's error for one outside
 /// 0..1.
 fn percentiles(p: &ScalarValue) -> Result<(bool, Vec<f64>)> {
-    let (listed, values) = match p {
-        ScalarValue::List(a) => (true, a.value(0)),
-        ScalarValue::LargeList(a) => (true, a.value(0)),
-        ScalarValue::FixedSizeList(a) => (true, a.value(0)),
-        other => (false, other.to_array()?),
-    };
+    let (listed, values) = one_or_listed(p)?;
     let mut percentiles = Vec::with_capacity(values.len());
     for i in 0..values.len() {
         match as_f64(&ScalarValue::try_from_array(&values, i)?) {
@@ -64,14 +59,6 @@ fn percentiles(p: &ScalarValue) -> Result<(bool, Vec<f64>)> {
         }
     }
     Ok((listed, percentiles))
-}
-
-/// Whether `t` is an array of percentiles.
-fn is_list(t: &DataType) -> bool {
-    matches!(
-        t,
-        DataType::List(_) | DataType::LargeList(_) | DataType::FixedSizeList(..)
-    )
 }
 
 impl AggregateUDFImpl for ExactPercentile {

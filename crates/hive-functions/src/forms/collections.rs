@@ -10,15 +10,8 @@ use datafusion::functions_nested::position::array_position_udf;
 use datafusion::logical_expr::type_coercion::binary::{comparison_coercion, type_union_resolution};
 use datafusion::logical_expr::{cast, lit, when};
 
+use crate::args::is_list;
 use crate::forms::expr_fn::{is_text, take, ExprFn};
-
-/// Whether `t` is a list.
-fn is_list(t: &DataType) -> bool {
-    matches!(
-        t,
-        DataType::List(_) | DataType::LargeList(_) | DataType::FixedSizeList(_, _)
-    )
-}
 
 /// The element type of a list.
 fn element(t: &DataType) -> Option<DataType> {
