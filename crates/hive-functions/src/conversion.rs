@@ -32,6 +32,16 @@ pub fn hive_to_string_udf() -> Arc<ScalarUDF> {
     Arc::new(ScalarUDF::from(HiveToString::new(false)))
 }
 
+/// `hive_cast_to_string` as a function value.
+pub fn hive_cast_to_string_udf() -> Arc<ScalarUDF> {
+    Arc::new(ScalarUDF::from(HiveToString::new(true)))
+}
+
+/// `hive_integer_text` as a function value.
+pub fn hive_integer_text_udf() -> Arc<ScalarUDF> {
+    Arc::new(ScalarUDF::from(HiveIntegerText::new()))
+}
+
 /// `hive_to_string(x)`: x as Hive writes a value as text, as clients are sent it
 /// ([`apiary_hive_types::render::cell_text`]: a DOUBLE as Java's `Double.toString`, a TIMESTAMP with a
 /// space, a DECIMAL to its scale); text stays as it is. `hive_cast_to_string(x)` is the same

@@ -10,6 +10,7 @@
 //! type is the type of that expression over columns of the arguments' types, so the type
 //! planned and the expression run cannot disagree.
 
+pub(crate) mod casts;
 pub(crate) mod collections;
 pub(crate) mod dates;
 pub(crate) mod expr_fn;
@@ -36,6 +37,7 @@ pub(crate) fn register(ctx: &SessionContext) {
     register_all(ctx, numbers::functions());
     register_all(ctx, collections::functions());
     register_all(ctx, strings::functions());
+    register_all(ctx, casts::functions());
 }
 
 #[cfg(test)]

@@ -1,13 +1,12 @@
-//! The forms of Hive's calls that are syntax rather than functions: the casts Hive performs
-//! (text to integers, a type named as a function: `INT(x)`), `count(DISTINCT a, b)`, `map()`, the INT
+//! The forms of Hive's calls that are syntax rather than functions: CAST to an integer type
+//! reading text as Hive does, `count(DISTINCT a, b)`, `map()`, the INT
 //! of the ranking window functions, and `LIKE ALL (..)`. Hive's functions themselves are
 //! registered by `apiary-hive-functions`.
 
 use datafusion::sql::sqlparser::ast::helpers::attached_token::AttachedToken;
 use datafusion::sql::sqlparser::ast::CaseWhen;
 use datafusion::sql::sqlparser::ast::{
-    BinaryOperator, CastKind, DataType, Expr, Function, FunctionArg, FunctionArgExpr,
-    FunctionArguments, TimezoneInfo,
+    BinaryOperator, DataType, Expr, Function, FunctionArg, FunctionArgExpr, FunctionArguments,
 };
 
 use crate::dialect::syntax::{call, function_name, joined, plain_args};
@@ -28,42 +27,6 @@ pub(crate) fn integer_text(e: &mut Expr) {
             vec![(**expr).clone()],
         );
     }
-}
-
-/// Hive's casts written as functions of the type's name (`INT(x)`, `bigint('5')`, as
-/// Superset's week grains write them): `CAST(x AS <type>)`, NULL where x does not convert.
-pub(crate) fn type_named_cast(f: &Function) -> Option<Expr> {
-    use datafusion::sql::sqlparser::ast::ExactNumberInfo;
-    let data_type = match function_name(f)?.as_str() {
-        "boolean" => DataType::Boolean,
-        "tinyint" => DataType::TinyInt(None),
-        "smallint" => DataType::SmallInt(None),
-        "int" => DataType::Int(None),
-        "bigint" => DataType::BigInt(None),
-        "float" => DataType::Float(ExactNumberInfo::None),
-        "double" => DataType::Double(ExactNumberInfo::None),
-        "string" => {
-            let [value] = plain_args(f)?.try_into().ok()?;
-            return Some(call(
-                apiary_hive_functions::HIVE_CAST_TO_STRING,
-                vec![value],
-            ));
-        }
-        "date" => DataType::Date,
-        "timestamp" => DataType::Timestamp(Some(6), TimezoneInfo::None),
-        "binary" => DataType::Bytea,
-        _ => return None,
-    };
-    let [value] = plain_args(f)?.try_into().ok()?;
-    let mut cast = Expr::Cast {
-        kind: CastKind::TryCast,
-        expr: Box::new(value),
-        data_type,
-        array: false,
-        format: None,
-    };
-    integer_text(&mut cast);
-    Some(cast)
 }
 
 /// Calls whose form DataFusion's planner takes differently: Hive's empty `map()` (DataFusion

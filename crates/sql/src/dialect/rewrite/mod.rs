@@ -17,9 +17,7 @@ use datafusion::sql::sqlparser::ast::{
 };
 pub use limits::{nesting_depth, operator_count};
 
-use crate::dialect::rewrite::functions::{
-    call_forms, integer_text, like_all_patterns, ranks, type_named_cast,
-};
+use crate::dialect::rewrite::functions::{call_forms, integer_text, like_all_patterns, ranks};
 use crate::dialect::rewrite::group_by::GroupByModifiers;
 use crate::dialect::rewrite::literals::{
     double_literal, hive_typed, microsecond_timestamp, type_literals, IntLiterals,
@@ -39,12 +37,6 @@ pub fn to_datafusion(statement: &mut Statement, zone: Option<&str>) -> Result<()
         return Err(SqlError::Unsupported(format!("GROUP BY .. {form}")));
     }
     let _ = visit_expressions_mut(statement, |e| {
-        if let Expr::Function(f) = &*e {
-            if let Some(cast) = type_named_cast(f) {
-                *e = cast;
-                return ControlFlow::<()>::Continue(());
-            }
-        }
         match e {
             // SUBSTR / SUBSTRING: Hive's (1-based, negative from the end, 0 as 1).
             Expr::Substring {
