@@ -1,5 +1,5 @@
 //! Rewrites of a parsed HiveQL statement so DataFusion gives Hive's answers: Hive's syntax
-//! around calls (casts, `LIKE ANY (..)`, `count(DISTINCT a, b)`, `map()`; the functions
+//! around calls (CAST, `LIKE ANY (..)`, `count(DISTINCT a, b)`, `map()`; the functions
 //! themselves are registered by `apiary-hive-functions`), integer literals typed INT, and
 //! unnamed result columns named `_c<position>`.
 
