@@ -62,9 +62,8 @@ def measure(expr):
     return f"coalesce(length(CAST({expr} AS STRING)), 0)"
 
 
-def rate(cur, *exprs):
-    """Median rows/s of the aggregate over `exprs`, and the answer (to compare two forms)."""
-    sql = f"SELECT sum({' + '.join(measure(e) for e in exprs)}) FROM fb.t"
+def sql_rate(cur, sql):
+    """Median rows/s of `sql` over fb.t, and its answer (to compare two forms)."""
     answer = []
 
     def run():
@@ -75,16 +74,25 @@ def rate(cur, *exprs):
     return ROWS / (p50 / 1000), answer[0][0] if answer else None
 
 
+def rate(cur, *exprs):
+    """Median rows/s of the aggregate over `exprs`, and the answer."""
+    return sql_rate(cur, f"SELECT sum({' + '.join(measure(e) for e in exprs)}) FROM fb.t")
+
+
 def aggregate_rate(cur, agg):
     """Median rows/s of `SELECT agg FROM fb.t`, and the answer."""
-    answer = []
+    return sql_rate(cur, f"SELECT {agg} FROM fb.t")
 
-    def run():
-        cur.execute(f"SELECT {agg} FROM fb.t")
-        answer[:] = cur.fetchall()
 
-    p50, _, _ = timed(run, RUNS)
-    return ROWS / (p50 / 1000), answer[0][0] if answer else None
+def compare(cur, label, hive, native, measured):
+    """Prints Hive's form and, if any, DataFusion's beside it, measured by `measured`."""
+    hive_rate, hive_answer = measured(cur, hive)
+    line = f"{label:7} {hive:40} {hive_rate / 1e6:9.2f}"
+    if native:
+        native_rate, native_answer = measured(cur, native)
+        same = "" if native_answer == hive_answer else "  (answers differ)"
+        line += f"   {native:40} {native_rate / 1e6:9.2f}{same}"
+    print(line, flush=True)
 
 
 def main():
@@ -107,24 +115,12 @@ def main():
         print(f"{'family':7} {'Hive expression':40} {'M rows/s':>9}   {'DataFusion expression':40} {'M rows/s':>9}")
         only_aggregates = len(sys.argv) > 3 and sys.argv[3] == "aggregates"
         for family, hive, native in [] if only_aggregates else CASES:
-            hive_rate, hive_answer = rate(cur, hive)
-            line = f"{family:7} {hive:40} {hive_rate / 1e6:9.2f}"
-            if native:
-                native_rate, native_answer = rate(cur, native)
-                same = "" if native_answer == hive_answer else "  (answers differ)"
-                line += f"   {native:40} {native_rate / 1e6:9.2f}{same}"
-            print(line, flush=True)
+            compare(cur, family, hive, native, rate)
         if not only_aggregates:
             whole, _ = rate(cur, *(h for _, h, _ in CASES))
             print(f"all {len(CASES)} Hive expressions in one query: {whole / 1e6:.2f} M rows/s")
         for hive, native in AGGREGATES:
-            hive_rate, hive_answer = aggregate_rate(cur, hive)
-            line = f"{'agg':7} {hive:40} {hive_rate / 1e6:9.2f}"
-            if native:
-                native_rate, native_answer = aggregate_rate(cur, native)
-                same = "" if native_answer == hive_answer else "  (answers differ)"
-                line += f"   {native:40} {native_rate / 1e6:9.2f}{same}"
-            print(line, flush=True)
+            compare(cur, "agg", hive, native, aggregate_rate)
     finally:
         srv.stop()
 

@@ -346,3 +346,13 @@ pub(crate) fn one_or_listed(v: &ScalarValue) -> Result<(bool, arrow::array::Arra
         other => (false, other.to_array()?),
     })
 }
+
+/// The state of an aggregate that keeps one list of `item` values: one field, named for the
+/// call and `what` it holds.
+pub(crate) fn list_state(call: &str, what: &str, item: DataType) -> Vec<FieldRef> {
+    vec![Arc::new(Field::new(
+        format!("{call}[{what}]"),
+        DataType::new_list(item, true),
+        true,
+    ))]
+}

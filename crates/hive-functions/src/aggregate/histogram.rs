@@ -259,11 +259,11 @@ impl AggregateUDFImpl for HistogramAggregate {
     }
 
     fn state_fields(&self, args: StateFieldsArgs) -> Result<Vec<FieldRef>> {
-        Ok(vec![Arc::new(Field::new(
-            format!("{}[histogram]", args.name),
-            DataType::new_list(DataType::Float64, true),
-            true,
-        ))])
+        Ok(crate::args::list_state(
+            args.name,
+            "histogram",
+            DataType::Float64,
+        ))
     }
 
     fn accumulator(&self, args: AccumulatorArgs) -> Result<Box<dyn Accumulator>> {

@@ -135,11 +135,7 @@ impl AggregateUDFImpl for NGrams {
     }
 
     fn state_fields(&self, args: StateFieldsArgs) -> Result<Vec<FieldRef>> {
-        Ok(vec![Arc::new(Field::new(
-            format!("{}[ngrams]", args.name),
-            DataType::new_list(DataType::Utf8, true),
-            true,
-        ))])
+        Ok(crate::args::list_state(args.name, "ngrams", DataType::Utf8))
     }
 
     fn accumulator(&self, args: AccumulatorArgs) -> Result<Box<dyn Accumulator>> {

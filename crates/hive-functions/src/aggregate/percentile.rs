@@ -116,11 +116,11 @@ impl AggregateUDFImpl for ExactPercentile {
     }
 
     fn state_fields(&self, args: StateFieldsArgs) -> Result<Vec<FieldRef>> {
-        Ok(vec![Arc::new(Field::new(
-            format!("{}[values]", args.name),
-            DataType::new_list(DataType::Float64, true),
-            true,
-        ))])
+        Ok(crate::args::list_state(
+            args.name,
+            "values",
+            DataType::Float64,
+        ))
     }
 
     fn accumulator(&self, args: AccumulatorArgs) -> Result<Box<dyn Accumulator>> {
