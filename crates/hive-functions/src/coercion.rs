@@ -15,6 +15,9 @@
 //! text with numbers as DOUBLEs (`'1.5' IN (1.5, 2)` is true, `'x' IN (1)` NULL), and a
 //! DECIMAL with a DOUBLE too (Hive's `getCommonClassForComparison`).
 //!
+//! **Numeric aggregates over text** (`sum`, `avg`, the variance family): the text is a
+//! DOUBLE, NULL where it is no number (see [`crate::aggregate`]'s `text_as_double`).
+//!
 //! **Numbers cast to TIMESTAMP**: an integer or BOOLEAN is milliseconds since 1970-01-01
 //! (Hive's `hive.int.timestamp.conversion.in.seconds`, false by default), a DOUBLE, FLOAT or
 //! DECIMAL seconds with a fraction (`CAST(1.5 AS TIMESTAMP)` is 00:00:01.5). Arrow's cast
@@ -30,7 +33,7 @@ use datafusion::logical_expr::expr::{Cast, ScalarFunction, TryCast};
 use datafusion::logical_expr::expr_rewriter::NamePreserver;
 use datafusion::logical_expr::utils::merge_schema;
 use datafusion::logical_expr::{
-    lit, Expr, ExprSchemable, LogicalPlan, Projection, ScalarUDF, Union,
+    lit, Expr, ExprSchemable, LogicalPlan, Projection, ScalarUDF, Union, WindowFunctionDefinition,
 };
 use datafusion::optimizer::AnalyzerRule;
 
@@ -97,6 +100,20 @@ fn types_of(exprs: &[&mut Expr], schema: &DFSchema) -> Option<Vec<DataType>> {
 fn rewrap(e: &mut Expr, f: impl FnOnce(Expr) -> Expr) {
     let value = std::mem::replace(e, Expr::Literal(ScalarValue::Null, None));
     *e = f(value);
+}
+
+/// The text among `args` read as DOUBLE (NULL where it is no number); whether any was.
+fn text_as_double(args: &mut [Expr], schema: &DFSchema) -> bool {
+    let mut changed = false;
+    for arg in args.iter_mut() {
+        if arg.get_type(schema).is_ok_and(|t| is_text(&t)) {
+            rewrap(arg, |value| {
+                Expr::TryCast(TryCast::new(Box::new(value), DataType::Float64))
+            });
+            changed = true;
+        }
+    }
+    changed
 }
 
 /// Whether `t` is a DECIMAL of any width.
@@ -250,6 +267,26 @@ impl HiveTyping {
                         expr: Box::new(value),
                         field,
                     }),
+                    changed,
+                ))
+            }
+            // Hive's numeric aggregates read text as a DOUBLE, NULL where it is no number.
+            Expr::AggregateFunction(mut f)
+                if crate::aggregate::text_as_double::reads_text(f.func.name()) =>
+            {
+                let changed = text_as_double(&mut f.params.args, schema);
+                Ok(Transformed::new_transformed(
+                    Expr::AggregateFunction(f),
+                    changed,
+                ))
+            }
+            Expr::WindowFunction(mut w)
+                if matches!(&w.fun, WindowFunctionDefinition::AggregateUDF(f)
+                    if crate::aggregate::text_as_double::reads_text(f.name())) =>
+            {
+                let changed = text_as_double(&mut w.params.args, schema);
+                Ok(Transformed::new_transformed(
+                    Expr::WindowFunction(w),
                     changed,
                 ))
             }

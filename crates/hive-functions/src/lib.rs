@@ -7,9 +7,10 @@
 //! session state being built, the planner of Hive's 0-based array subscripts and Hive's
 //! coercion rule (before DataFusion's own). [`list`] is what SHOW FUNCTIONS and DESCRIBE
 //! FUNCTION answer. Hive's table-generating functions (`explode`, `stack`, ..) take a row's
-//! values, which DataFusion's table functions (constants only) do not: Apiary's dialect plans
-//! them as `unnest`s, and [`list`] lists them from the names its caller gives. The crate depends on DataFusion and on `apiary-hive-types` (Hive's type
-//! names and value texts) only: any DataFusion program can use it (see the README).
+//! values, which DataFusion's table functions (constants only) do not: [`generators`] plans
+//! them on sqlparser's syntax tree, before DataFusion's SQL planner, as `unnest`s and the
+//! helpers `register` adds. The crate depends on DataFusion and on `apiary-hive-types` (Hive's
+//! type names and value texts) only: any DataFusion program can use it (see the README).
 //!
 //! Errors are DataFusion's (`plan_err!`/`exec_err!` with Hive's wording); a caller that maps
 //! them to Hive's error codes does so by their text.
@@ -26,12 +27,15 @@ mod args;
 pub mod coercion;
 pub mod conversion;
 mod forms;
+pub mod generators;
 pub mod list;
 pub mod names;
 mod names_of_datafusion;
 pub mod operators;
 mod scalar;
 mod session;
+pub mod syntax;
+mod window;
 
 pub use names::*;
 pub use operators::{HiveOperators, HiveSubscripts};
@@ -108,7 +112,9 @@ pub fn register(ctx: &SessionContext) {
     scalar::json::register(ctx);
     forms::register(ctx);
     aggregate::percentile::register(ctx);
+    aggregate::text_as_double::register(ctx);
     names_of_datafusion::register(ctx);
+    window::register(ctx);
     // (Registered last: DataFusion's own planners leave these operators alone.)
     let _ = datafusion::execution::FunctionRegistry::register_expr_planner(
         &mut *ctx.state_ref().write(),

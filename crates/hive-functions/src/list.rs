@@ -73,9 +73,9 @@ fn hive_entries() -> impl Iterator<Item = (&'static str, &'static str, &'static 
 }
 
 /// Every name a session can call, sorted, without the internal helpers: the functions
-/// registered in `ctx`, the names its SQL dialect plans by itself (`planned`: Hive functions a
-/// caller rewrites into other expressions or plans as table generators) and Hive's operators.
-pub fn callable(ctx: &SessionContext, planned: &[&str]) -> Vec<String> {
+/// registered in `ctx`, the table-generating functions ([`crate::generators`]) and Hive's
+/// operators.
+pub fn callable(ctx: &SessionContext) -> Vec<String> {
     let state = ctx.state();
     let mut names: Vec<String> = state
         .scalar_functions()
@@ -84,7 +84,7 @@ pub fn callable(ctx: &SessionContext, planned: &[&str]) -> Vec<String> {
         .chain(state.window_functions().keys())
         .cloned()
         .chain(
-            planned
+            crate::generators::NAMES
                 .iter()
                 .chain(SYNTAX.iter().map(|(n, _)| n))
                 .map(|n| n.to_string()),
@@ -96,10 +96,10 @@ pub fn callable(ctx: &SessionContext, planned: &[&str]) -> Vec<String> {
     names
 }
 
-/// DESCRIBE FUNCTION [EXTENDED]: Hive's lines for `name` (`planned` as for [`callable`]).
-pub fn describe(ctx: &SessionContext, planned: &[&str], name: &str, extended: bool) -> Vec<String> {
+/// DESCRIBE FUNCTION [EXTENDED]: Hive's lines for `name`, one of [`callable`]'s.
+pub fn describe(ctx: &SessionContext, name: &str, extended: bool) -> Vec<String> {
     let lower = name.to_ascii_lowercase();
-    if !callable(ctx, planned).contains(&lower) {
+    if !callable(ctx).contains(&lower) {
         return vec![format!("Function '{name}' does not exist.")];
     }
     let entries: Vec<_> = hive_entries().collect();

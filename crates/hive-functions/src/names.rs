@@ -44,3 +44,11 @@ pub const UDTF_ALIAS_MISMATCH: &str =
 /// Hive's text for an exact percentile (`percentile`, `percentile_disc`) outside 0..1; a
 /// caller that maps engine errors to Hive's codes recognises it (a SemanticException).
 pub const PERCENTILE_OUT_OF_RANGE: &str = "Percentile value must be within the range of 0 to 1.";
+
+/// Hive's text for a function given arguments it does not take (Hive's error 10014); the
+/// table-generating functions start their errors with it.
+pub const WRONG_ARGUMENTS: &str = "Wrong arguments";
+
+/// Hive's text for a UDTF with other expressions in its select list (Hive's error 10081).
+pub const UDTF_MULTIPLE_EXPRESSIONS: &str =
+    "Only a single expression in the SELECT clause is supported with UDTF's";

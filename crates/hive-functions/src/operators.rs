@@ -154,7 +154,7 @@ impl datafusion::logical_expr::planner::ExprPlanner for HiveOperators {
 /// Hive's array subscripts count from 0 (`arr[0]` is the first element; a negative or
 /// too-large index is NULL); DataFusion's count from 1 and from the end when negative. Runs
 /// before DataFusion's own planners and only takes list subscripts; map and struct access
-/// are left to them.
+/// are left to them. It also names the fields of a struct literal as Hive does.
 #[derive(Debug)]
 pub struct HiveSubscripts;
 
@@ -187,5 +187,27 @@ impl datafusion::logical_expr::planner::ExprPlanner for HiveSubscripts {
             }
             _ => Ok(PlannerResult::Original(expr)),
         }
+    }
+
+    /// A struct written as a literal (`STRUCT(1, 'a')` in dialects that read it so) names its
+    /// fields as Hive's `struct(..)` does: `col1`, `col2`, ..
+    fn plan_struct_literal(
+        &self,
+        args: Vec<datafusion::logical_expr::Expr>,
+        is_named_struct: bool,
+    ) -> Result<datafusion::logical_expr::planner::PlannerResult<Vec<datafusion::logical_expr::Expr>>>
+    {
+        use datafusion::logical_expr::planner::PlannerResult;
+        if is_named_struct {
+            return Ok(PlannerResult::Original(args));
+        }
+        let named = args
+            .into_iter()
+            .enumerate()
+            .flat_map(|(i, v)| [datafusion::logical_expr::lit(format!("col{}", i + 1)), v])
+            .collect();
+        Ok(PlannerResult::Planned(
+            datafusion::functions::core::expr_fn::named_struct(named),
+        ))
     }
 }

@@ -110,7 +110,7 @@ async fn hive_planning_gives_zero_based_subscripts() {
 fn the_function_list_covers_what_is_registered() {
     let ctx = SessionContext::new();
     apiary_hive_functions::register(&ctx);
-    let names = apiary_hive_functions::list::callable(&ctx, &[]);
+    let names = apiary_hive_functions::list::callable(&ctx);
     for name in [
         "date_format",
         "get_json_object",
@@ -119,15 +119,17 @@ fn the_function_list_covers_what_is_registered() {
         "year",
         "pmod",
         "percentile",
+        "explode",
+        "json_tuple",
         "+",
         "between",
     ] {
         assert!(names.iter().any(|n| n == name), "{name} missing");
     }
     assert!(!names.iter().any(|n| n == apiary_hive_functions::HIVE_TYPED));
-    let lines = apiary_hive_functions::list::describe(&ctx, &[], "mask", false);
+    let lines = apiary_hive_functions::list::describe(&ctx, "mask", false);
     assert_eq!(lines, ["masks the given value"]);
-    let lines = apiary_hive_functions::list::describe(&ctx, &[], "no_such_fn", false);
+    let lines = apiary_hive_functions::list::describe(&ctx, "no_such_fn", false);
     assert_eq!(lines, ["Function 'no_such_fn' does not exist."]);
 }
 
@@ -172,4 +174,59 @@ async fn hives_comparisons_of_text_and_numbers() {
     )
     .await;
     assert_eq!(got, ["true", "true", "2.0", "NULL", "true"]);
+}
+
+/// A table-generating function alone in a select list, rewritten as the README shows, then
+/// planned by DataFusion: one row per element; `stack`'s rows by position.
+#[tokio::test]
+async fn table_generating_functions_before_planning() {
+    use datafusion::sql::sqlparser::ast::{SetExpr, Statement};
+    use datafusion::sql::sqlparser::{dialect::HiveDialect, parser::Parser};
+    let ctx = hive_context();
+    let rows = |sql: &'static str| {
+        let ctx = ctx.clone();
+        async move {
+            let mut statement = Parser::parse_sql(&HiveDialect {}, sql).unwrap().remove(0);
+            if let Statement::Query(query) = &mut statement {
+                if let SetExpr::Select(select) = query.body.as_mut() {
+                    apiary_hive_functions::generators::in_select_list(select).unwrap();
+                }
+            }
+            let batches = ctx
+                .sql(&statement.to_string())
+                .await
+                .unwrap()
+                .collect()
+                .await
+                .unwrap();
+            arrow::util::pretty::pretty_format_batches(&batches)
+                .unwrap()
+                .to_string()
+        }
+    };
+    let table = rows("SELECT explode(array(10, 20)) AS n").await;
+    assert_eq!(
+        table
+            .lines()
+            .filter(|l| l.contains("| 10") || l.contains("| 20"))
+            .count(),
+        2,
+        "{table}"
+    );
+    let table = rows("SELECT stack(2, 'a', 1, 'b', 2)").await;
+    assert!(table.contains("| col0 | col1 |"), "{table}");
+    assert!(table.contains("| b    | 2    |"), "{table}");
+}
+
+#[tokio::test]
+async fn ranking_functions_answer_int() {
+    let ctx = hive_context();
+    let df = ctx
+        .sql("SELECT rank() OVER (ORDER BY x) AS r FROM (VALUES (1), (2)) t(x)")
+        .await
+        .unwrap();
+    assert_eq!(
+        df.schema().field(0).data_type(),
+        &arrow::datatypes::DataType::Int32
+    );
 }

@@ -53,13 +53,23 @@ impl SqlSession {
             substitute(sql, &self.hivevar, &self.hiveconf, &env_allowed, depth)
                 .map_err(|e| SqlError::Substitution(e.to_string()))?
         };
-        let text = strip_statement(&text);
-        let text = text.as_str();
+        let mut text = strip_statement(&text);
         if text.is_empty() {
             return Ok(Prepared::Done);
         }
         use crate::parser::Family;
-        match crate::parser::classify(text) {
+        let mut family = crate::parser::classify(&text);
+        if family == Family::FromFirst {
+            let mut bodies = crate::parser::from_first_bodies(&text)?;
+            if bodies.len() > 1 {
+                return self.multi_insert(bodies).await;
+            }
+            // One body: the statement it means, read as its own family.
+            text = bodies.pop().map(|b| b.text()).unwrap_or_default();
+            family = crate::parser::classify(&text);
+        }
+        let text = text.as_str();
+        match family {
             Family::Authorization => self.compile_authorization(text).await,
             Family::Set => self.set_statement(text[3..].trim()),
             Family::Reset => {
@@ -79,8 +89,76 @@ impl SqlSession {
                 Some(stmt) => self.compile_hive(stmt).await,
                 None => self.plan_sql(text).await,
             },
-            Family::Query => self.plan_sql(text).await,
+            Family::Query | Family::FromFirst => self.plan_sql(text).await,
         }
+    }
+
+    /// A FROM-first statement with several INSERTs: each planned and checked now, run in order
+    /// as one task. Hive reads the FROM clause once for all of them; run in order, an INSERT
+    /// reading a table an earlier one writes would see the new rows, so that is refused.
+    async fn multi_insert(
+        &mut self,
+        bodies: Vec<crate::parser::Body>,
+    ) -> Result<Prepared, SqlError> {
+        use crate::parser::HiveStatement;
+        let mut written: Vec<(String, String, Option<String>)> = vec![];
+        let mut tasks = vec![];
+        for body in bodies {
+            if body.insert.is_none() {
+                return Err(SqlError::Unsupported(
+                    "a FROM-first statement with several bodies where one is not an INSERT".into(),
+                ));
+            }
+            let Some(stmt @ HiveStatement::Insert { .. }) = crate::parser::parse(&body.text())?
+            else {
+                return Err(SqlError::Unsupported(
+                    "INSERT OVERWRITE DIRECTORY in a multi-insert".into(),
+                ));
+            };
+            let HiveStatement::Insert {
+                table, partition, ..
+            } = &stmt
+            else {
+                return Err(SqlError::Unsupported("this multi-insert".into()));
+            };
+            let db = table.db.clone().unwrap_or_else(|| self.database());
+            let target = (
+                db.to_lowercase(),
+                table.name.to_lowercase(),
+                partition.as_ref().map(|p| format!("{p:?}")),
+            );
+            if written.contains(&target) {
+                return Err(SqlError::hive(
+                    HiveError::DuplicateOutput,
+                    format!("{}.{}", target.0, target.1),
+                ));
+            }
+            let query = crate::dialect::parse_one(&body.query)?;
+            let relations = crate::access::needs::relations(&query);
+            let read = crate::access::needs::tables_read(
+                self.metastore.as_ref(),
+                &self.database(),
+                &relations,
+            )
+            .await?;
+            if let Some(t) = read.iter().find(|t| {
+                written
+                    .iter()
+                    .any(|(db, name, _)| t.database == *db && t.name == *name)
+            }) {
+                return Err(SqlError::Unsupported(format!(
+                    "a multi-insert whose INSERT reads {}.{}, which an earlier INSERT of it writes",
+                    t.database, t.name
+                )));
+            }
+            written.push(target);
+            match self.compile_hive(stmt).await? {
+                Prepared::Task(task) => tasks.push(task),
+                Prepared::Done => {}
+                _ => return Err(SqlError::Unsupported("this multi-insert".into())),
+            }
+        }
+        Ok(Prepared::Task(Task::sequence(tasks)))
     }
 
     /// GRANT, REVOKE and the role statements: a change of roles or grants is a task; SET ROLE

@@ -219,7 +219,11 @@ impl SqlError {
 
     /// A compile-time error from DataFusion, classified the way Hive reports it.
     pub fn from_planning(e: DataFusionError) -> SqlError {
-        let e = e.find_root().clone_message();
+        let root = e.find_root();
+        if let DataFusionError::NotImplemented(what) = root {
+            return SqlError::Unsupported(what.clone());
+        }
+        let e = root.clone_message();
         classify_plan_error(&e)
     }
 
@@ -298,6 +302,12 @@ fn classify_plan_error(msg: &str) -> SqlError {
     // Hive's functions say in plain text what Hive gives a code for.
     if let Some((_, detail)) = msg.split_once(apiary_hive_functions::UDTF_ALIAS_MISMATCH) {
         return SqlError::hive(HiveError::UdtfAliasMismatch, detail.to_string());
+    }
+    if let Some(detail) = msg.strip_prefix(apiary_hive_functions::WRONG_ARGUMENTS) {
+        return SqlError::hive(HiveError::WrongArguments, detail.to_string());
+    }
+    if msg.starts_with(apiary_hive_functions::UDTF_MULTIPLE_EXPRESSIONS) {
+        return SqlError::hive(HiveError::UdtfMultipleExpressions, "");
     }
     if msg.contains(apiary_hive_functions::PERCENTILE_OUT_OF_RANGE) {
         return SqlError::Semantic {

@@ -52,6 +52,8 @@ pub enum HiveError {
     UdtfMultipleExpressions,
     /// 10083.
     UdtfAliasMismatch,
+    /// 10087: a multi-insert writing one table (or partition) twice.
+    DuplicateOutput,
     /// 10101.
     NonNativeLoad,
     /// 10131.
@@ -72,7 +74,7 @@ pub enum HiveError {
 
 impl HiveError {
     /// Every code, for the table's own checks.
-    pub const ALL: [HiveError; 29] = [
+    pub const ALL: [HiveError; 30] = [
         HiveError::Generic,
         HiveError::InvalidTable,
         HiveError::InvalidColumn,
@@ -94,6 +96,7 @@ impl HiveError {
         HiveError::ArgumentsLengthMismatch,
         HiveError::UdtfMultipleExpressions,
         HiveError::UdtfAliasMismatch,
+        HiveError::DuplicateOutput,
         HiveError::NonNativeLoad,
         HiveError::DropTableOnView,
         HiveError::DropViewOnTableOrAlterNonNative,
@@ -110,12 +113,9 @@ impl HiveError {
         match self {
             E::Generic => (10000, ""),
             E::InvalidTable => (10001, "Table not found"),
-            E::WrongArguments => (10014, "Wrong arguments"),
+            E::WrongArguments => (10014, apiary_hive_functions::WRONG_ARGUMENTS),
             E::ArgumentsLengthMismatch => (10015, "Arguments length mismatch"),
-            E::UdtfMultipleExpressions => (
-                10081,
-                "Only a single expression in the SELECT clause is supported with UDTF's",
-            ),
+            E::UdtfMultipleExpressions => (10081, apiary_hive_functions::UDTF_MULTIPLE_EXPRESSIONS),
             E::UdtfAliasMismatch => (
                 10083,
                 apiary_hive_functions::UDTF_ALIAS_MISMATCH,
@@ -162,6 +162,7 @@ impl HiveError {
             E::NonPartitionColumnInSpec => {
                 (10098, "Non-Partition column appears in the partition specification:")
             }
+            E::DuplicateOutput => (10087, "The same output cannot be present multiple times: "),
             E::NonNativeLoad => (10101, "A non-native table cannot be used as target for LOAD"),
             E::DropTableOnView => (
                 10131,

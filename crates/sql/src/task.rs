@@ -128,6 +128,32 @@ impl Task {
         }
     }
 
+    /// `tasks` run in order as one (a multi-insert's INSERTs), the first failure ending it.
+    /// Each commits by itself, as Hive's move of each INSERT's files does: interrupted, the
+    /// one running settles and the later ones do not start.
+    pub(crate) fn sequence(tasks: Vec<Task>) -> Self {
+        let notes: Arc<parking_lot::Mutex<Vec<String>>> = Default::default();
+        let settle = tasks.iter().map(Task::settle).max().unwrap_or(TASK_SETTLE);
+        let all_notes = notes.clone();
+        Self::cooperative(notes, move |interrupt| {
+            Box::pin(async move {
+                for task in tasks {
+                    if interrupt.is_cancelled() {
+                        return Err(SqlError::Cancelled);
+                    }
+                    // The running INSERT's own commit point, not an earlier one's.
+                    set_committed(false);
+                    let notes = task.notes();
+                    let result = task.run(interrupt.clone()).await;
+                    all_notes.lock().append(&mut notes.lock());
+                    result?;
+                }
+                Ok(())
+            })
+        })
+        .with_settle(settle)
+    }
+
     /// Whether the work has passed its commit point: interrupted past it, it ends finished,
     /// not undone.
     pub fn committed(&self) -> Arc<std::sync::atomic::AtomicBool> {

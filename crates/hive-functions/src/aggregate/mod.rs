@@ -4,3 +4,4 @@
 pub(crate) mod histogram;
 pub(crate) mod ngrams;
 pub(crate) mod percentile;
+pub(crate) mod text_as_double;

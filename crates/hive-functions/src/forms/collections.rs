@@ -1,6 +1,6 @@
 //! Hive's functions of arrays and maps written with DataFusion's: `size(a)` (an INT, -1 for NULL), `index(a, i)` (`a[i]`: 0-based for arrays, a key for
-//! maps), `array_position(a, x)` (1-based, 0 when absent) and `field(v, v1, ..)` (the position
-//! of the first vi equal to v, 0 for none).
+//! maps), `array_position(a, x)` (1-based, 0 when absent), `field(v, v1, ..)` (the position
+//! of the first vi equal to v, 0 for none) and `struct(v1, ..)` (fields `col1`, `col2`, ..).
 
 use arrow::datatypes::DataType;
 use datafusion::common::{plan_err, ScalarValue};
@@ -86,6 +86,15 @@ pub(crate) fn functions() -> Vec<ExprFn> {
             None if types[0].is_null() => Ok(types.to_vec()),
             None => plan_err!("array_position takes an array, not {}", types[0]),
         }),
+        // Hive names the fields of struct(v1, ..) col1, col2, .. (DataFusion's c0, c1, ..).
+        ExprFn::new("struct", 1..=usize::MAX, |args, _| {
+            let named = args
+                .into_iter()
+                .enumerate()
+                .flat_map(|(i, v)| [lit(format!("col{}", i + 1)), v])
+                .collect();
+            Ok(datafusion::functions::core::expr_fn::named_struct(named))
+        }),
         ExprFn::new("field", 2..=usize::MAX, |args, _| {
             let mut args = args.into_iter();
             let Some(v) = args.next() else {
@@ -138,7 +147,7 @@ mod tests {
                  index(make_array(10, 20), 5), index(map('a', 1), 'a'), \
                  array_position(make_array(3, 4, 5), 5), array_position(make_array(3), 9), \
                  array_position(make_array(3), NULL), field('b', 'a', 'b', 'c'), field('z', 'a'), \
-                 field(NULL, 'a')"
+                 field(NULL, 'a'), struct(1, 'a')"
             )
             .await,
             [
@@ -154,7 +163,8 @@ mod tests {
                 "",
                 "2",
                 "0",
-                "0"
+                "0",
+                "{col1: 1, col2: a}"
             ]
         );
     }

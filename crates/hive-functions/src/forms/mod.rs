@@ -48,7 +48,11 @@ pub(crate) mod tests {
     /// The first row `sql` answers on a bare context with Hive's functions, each value as
     /// Arrow writes it (NULL as empty text).
     pub(crate) async fn answers(sql: &str) -> Vec<String> {
-        let ctx = SessionContext::new();
+        let state = crate::with_hive_planning(
+            datafusion::execution::session_state::SessionStateBuilder::new(),
+        )
+        .build();
+        let ctx = SessionContext::new_with_state(state);
         crate::register(&ctx);
         let batches = ctx.sql(sql).await.unwrap().collect().await.unwrap();
         batches[0]

@@ -1,22 +1,23 @@
 //! Hive's SELECT clauses that DataFusion does not have, rewritten into ones it does:
 //! `SORT BY`, `DISTRIBUTE BY` and `CLUSTER BY` (one reducer: a total order), `TABLESAMPLE`,
-//! and `LATERAL VIEW [OUTER]` with the table-generating functions `explode`, `posexplode`,
-//! `inline`, `stack`, `json_tuple` and `parse_url_tuple` (also alone in a select list).
+//! and `LATERAL VIEW [OUTER]`: the relation wrapped in a SELECT of its columns and the
+//! columns of Hive's table-generating function (`explode`, `stack`, .., whose columns
+//! [`apiary_hive_functions::generators`] plans, also for one alone in a select list).
 
 use std::ops::ControlFlow;
 
 use datafusion::sql::sqlparser::ast::helpers::attached_token::AttachedToken;
 use datafusion::sql::sqlparser::ast::{
-    CastKind, DataType, ExcludeSelectItem, Expr, Function, Ident, LimitClause, ObjectName,
-    ObjectNamePart, OrderBy, OrderByExpr, OrderByKind, OrderByOptions, Query, Select, SelectItem,
-    SelectItemQualifiedWildcardKind, SetExpr, TableAlias, TableFactor, TableSampleKind,
-    TableSampleUnit, TableWithJoins, Value, ValueWithSpan, VisitMut, VisitorMut,
-    WildcardAdditionalOptions,
+    ExcludeSelectItem, Expr, Ident, LimitClause, ObjectName, ObjectNamePart, OrderBy, OrderByExpr,
+    OrderByKind, OrderByOptions, Query, Select, SelectItem, SelectItemQualifiedWildcardKind,
+    SetExpr, TableAlias, TableFactor, TableSampleKind, TableSampleUnit, TableWithJoins, VisitMut,
+    VisitorMut, WildcardAdditionalOptions,
 };
 
-use crate::dialect::syntax::{call, function_name, plain_args};
+use apiary_hive_functions::generators;
+
+use crate::dialect::syntax::function_name;
 use crate::error::SqlError;
-use crate::hive_errors::HiveError;
 
 /// Rewrites every query of `statement`; the first form that cannot be rewritten is refused.
 pub fn rewrite<V: VisitMut>(statement: &mut V) -> Result<(), SqlError> {
@@ -115,7 +116,7 @@ fn selects(body: &mut SetExpr) -> Result<(), SqlError> {
             }
             select.distribute_by.clear();
             lateral_views(select, None)?;
-            select_list_generator(select)
+            generators::in_select_list(select).map_err(SqlError::from_planning)
         }
         SetExpr::SetOperation { left, right, .. } => {
             selects(left)?;
@@ -248,256 +249,6 @@ fn query_of(select: Select) -> Query {
     }
 }
 
-fn number(n: usize) -> Expr {
-    Expr::Value(ValueWithSpan::from(Value::Number(n.to_string(), false)))
-}
-
-fn string(s: &str) -> Expr {
-    Expr::Value(ValueWithSpan::from(Value::SingleQuotedString(
-        s.to_string(),
-    )))
-}
-
-fn cast(e: Expr, to: DataType) -> Expr {
-    Expr::Cast {
-        kind: CastKind::Cast,
-        expr: Box::new(e),
-        data_type: to,
-        array: false,
-        format: None,
-    }
-}
-
-/// The columns a table-generating function gives, each an expression over the row it
-/// applies to (several `unnest`s in one select list are zipped, as Hive's generators' rows).
-struct Generated {
-    columns: Vec<(Expr, Ident)>,
-}
-
-/// Hive's table-generating functions this module plans.
-pub(crate) const GENERATORS: &[&str] = &[
-    "explode",
-    "posexplode",
-    "inline",
-    "stack",
-    "json_tuple",
-    "parse_url_tuple",
-    "replicate_rows",
-];
-
-/// The table-generating function `f` called with `aliases` (empty: Hive's default names).
-/// `outer` keeps a row whose array or map is NULL or empty, with NULL columns.
-fn generator(f: &Function, aliases: &[Ident], outer: bool) -> Result<Option<Generated>, SqlError> {
-    let Some(name) = function_name(f) else {
-        return Ok(None);
-    };
-    if !GENERATORS.contains(&name.as_str()) {
-        return Ok(None);
-    }
-    let args = plain_args(f).ok_or_else(|| unsupported(&format!("{name} with these arguments")))?;
-    let wrong =
-        |what: &str| SqlError::hive(HiveError::WrongArguments, format!(" {name}(): {what}"));
-    // NULL or empty lists become [NULL] under OUTER, so the row stays.
-    let list = |l: Expr| -> Expr {
-        if !outer {
-            return l;
-        }
-        Expr::Case {
-            case_token: AttachedToken::empty(),
-            end_token: AttachedToken::empty(),
-            operand: None,
-            conditions: vec![datafusion::sql::sqlparser::ast::CaseWhen {
-                condition: Expr::BinaryOp {
-                    left: Box::new(call("cardinality", vec![l.clone()])),
-                    op: datafusion::sql::sqlparser::ast::BinaryOperator::Gt,
-                    right: Box::new(number(0)),
-                },
-                result: l,
-            }],
-            else_result: Some(Box::new(call(
-                "make_array",
-                vec![Expr::Value(ValueWithSpan::from(Value::Null))],
-            ))),
-        }
-    };
-    let unnest = |l: Expr| call("unnest", vec![list(l)]);
-    let names = |defaults: Vec<String>| -> Result<Vec<Ident>, SqlError> {
-        if aliases.is_empty() {
-            return Ok(defaults.into_iter().map(Ident::new).collect());
-        }
-        if aliases.len() != defaults.len() {
-            return Err(SqlError::hive(
-                HiveError::UdtfAliasMismatch,
-                format!(
-                    " expected {} aliases but got {}",
-                    defaults.len(),
-                    aliases.len()
-                ),
-            ));
-        }
-        Ok(aliases.to_vec())
-    };
-    let columns: Vec<Expr> = match name.as_str() {
-        // explode(array) gives `col`; explode(map) `key`, `value` (named by two aliases).
-        "explode" => {
-            let [a] = args.as_slice() else {
-                return Err(wrong("takes only one argument"));
-            };
-            if aliases.len() == 2 || is_map(a) {
-                let n = names(vec!["key".into(), "value".into()])?;
-                return Ok(Some(Generated {
-                    columns: vec![
-                        unnest(call("map_keys", vec![a.clone()])),
-                        unnest(call("map_values", vec![a.clone()])),
-                    ]
-                    .into_iter()
-                    .zip(n)
-                    .collect(),
-                }));
-            }
-            vec![unnest(a.clone())]
-        }
-        "posexplode" => {
-            let [a] = args.as_slice() else {
-                return Err(wrong("takes only one argument"));
-            };
-            let positions = call(
-                "range",
-                vec![number(0), call("cardinality", vec![a.clone()])],
-            );
-            vec![
-                cast(unnest(positions), DataType::Int(None)),
-                unnest(a.clone()),
-            ]
-        }
-        "inline" => {
-            let [a] = args.as_slice() else {
-                return Err(wrong("takes only one argument"));
-            };
-            if aliases.is_empty() {
-                return Err(unsupported("inline(..) without AS names for its columns"));
-            }
-            return Ok(Some(Generated {
-                columns: aliases
-                    .iter()
-                    .enumerate()
-                    .map(|(i, alias)| {
-                        (
-                            call(
-                                apiary_hive_functions::STRUCT_FIELD,
-                                vec![
-                                    unnest(a.clone()),
-                                    string(&i.to_string()),
-                                    string(&aliases.len().to_string()),
-                                ],
-                            ),
-                            alias.clone(),
-                        )
-                    })
-                    .collect(),
-            }));
-        }
-        // stack(n, v1, .., vk): n rows of k/n columns, `col0`, `col1`, ...
-        "stack" => {
-            let rows = match args.first() {
-                Some(Expr::Value(v)) => match &v.value {
-                    Value::Number(n, _) => n.parse::<usize>().ok(),
-                    _ => None,
-                },
-                _ => None,
-            }
-            .filter(|n| *n > 0)
-            .ok_or_else(|| wrong("The first argument to stack() must be a constant integer"))?;
-            let values = &args[1..];
-            if rows > values.len().max(1) {
-                return Err(wrong("more rows asked than values given"));
-            }
-            let width = values.len().div_ceil(rows).max(1);
-            (0..width)
-                .map(|c| {
-                    let column = (0..rows)
-                        .map(|r| {
-                            values
-                                .get(r * width + c)
-                                .cloned()
-                                .unwrap_or(Expr::Value(ValueWithSpan::from(Value::Null)))
-                        })
-                        .collect();
-                    call("unnest", vec![call("make_array", column)])
-                })
-                .collect()
-        }
-        // replicate_rows(n, c1, ..): n copies of the row (n, c1, ..), `col0`, `col1`, ...
-        "replicate_rows" => {
-            let Some(n) = args.first() else {
-                return Err(wrong("UDTFReplicateRows() expects at least two arguments."));
-            };
-            if args.len() < 2 {
-                return Err(wrong("UDTFReplicateRows() expects at least two arguments."));
-            }
-            let times = call(apiary_hive_functions::ROW_COPIES, vec![n.clone()]);
-            args.iter()
-                .map(|c| unnest(call("array_repeat", vec![c.clone(), times.clone()])))
-                .collect()
-        }
-        // One row per input row: a field of the JSON object, a part of the URL.
-        "json_tuple" | "parse_url_tuple" => {
-            let Some((subject, keys)) = args.split_first() else {
-                return Err(wrong("takes at least two arguments"));
-            };
-            if keys.is_empty() {
-                return Err(wrong("takes at least two arguments"));
-            }
-            keys.iter()
-                .map(|k| {
-                    if name == "json_tuple" {
-                        call(
-                            apiary_hive_functions::JSON_FIELD,
-                            vec![subject.clone(), k.clone()],
-                        )
-                    } else {
-                        url_part(subject, k)
-                    }
-                })
-                .collect()
-        }
-        _ => return Ok(None),
-    };
-    let defaults = match name.as_str() {
-        "explode" => vec!["col".to_string()],
-        "posexplode" => vec!["pos".to_string(), "val".to_string()],
-        _ => (0..columns.len()).map(|i| format!("c{i}")).collect(),
-    };
-    let defaults = if name == "stack" || name == "replicate_rows" {
-        (0..columns.len()).map(|i| format!("col{i}")).collect()
-    } else {
-        defaults
-    };
-    let n = names(defaults)?;
-    Ok(Some(Generated {
-        columns: columns.into_iter().zip(n).collect(),
-    }))
-}
-
-/// `parse_url_tuple`'s part: `'HOST'`, ..., or `'QUERY:k'` for one query parameter.
-fn url_part(url: &Expr, part: &Expr) -> Expr {
-    if let Expr::Value(v) = part {
-        if let Value::SingleQuotedString(p) = &v.value {
-            if let Some((q, key)) = p.split_once(':') {
-                if q.eq_ignore_ascii_case("QUERY") {
-                    return call("parse_url", vec![url.clone(), string("QUERY"), string(key)]);
-                }
-            }
-        }
-    }
-    call("parse_url", vec![url.clone(), part.clone()])
-}
-
-/// A map written in place (`map(..)`, `str_to_map(..)`): explode gives key and value.
-fn is_map(e: &Expr) -> bool {
-    matches!(e, Expr::Function(f) if matches!(function_name(f).as_deref(), Some("map" | "str_to_map")))
-}
-
 /// `FROM r LATERAL VIEW [OUTER] f(..) x AS c1, .. [LATERAL VIEW ..]`: each view wraps the
 /// relation in `(SELECT r.*, <f's columns> FROM r) r`; `x.c1` reads `r.c1`, `x.*` the view's
 /// columns, and `r.*` still only r's own.
@@ -537,7 +288,8 @@ fn lateral_views(select: &mut Select, order_by: Option<&mut OrderBy>) -> Result<
         let Expr::Function(f) = &call_expr else {
             return Err(unsupported("LATERAL VIEW of this expression"));
         };
-        let generated = generator(f, &view.lateral_col_alias, view.outer)?
+        let generated = generators::columns(f, &view.lateral_col_alias, view.outer)
+            .map_err(SqlError::from_planning)?
             .ok_or_else(|| SqlError::FunctionNotFound(function_name(f).unwrap_or_default()))?;
         let mut projection = vec![SelectItem::QualifiedWildcard(
             SelectItemQualifiedWildcardKind::ObjectName(ObjectName(vec![
@@ -545,10 +297,9 @@ fn lateral_views(select: &mut Select, order_by: Option<&mut OrderBy>) -> Result<
             ])),
             WildcardAdditionalOptions::default(),
         )];
-        let columns: Vec<Ident> = generated.columns.iter().map(|(_, a)| a.clone()).collect();
+        let columns: Vec<Ident> = generated.iter().map(|(_, a)| a.clone()).collect();
         projection.extend(
             generated
-                .columns
                 .into_iter()
                 .map(|(expr, alias)| SelectItem::ExprWithAlias { expr, alias }),
         );
@@ -678,42 +429,6 @@ impl VisitorMut for Requalify {
         }
         ControlFlow::Continue(())
     }
-}
-
-/// A table-generating function alone in a select list (`SELECT explode(a) AS x FROM t`):
-/// its columns are the select list. With anything beside it, Hive's error.
-fn select_list_generator(select: &mut Select) -> Result<(), SqlError> {
-    let position = select.projection.iter().position(|item| match item {
-        SelectItem::UnnamedExpr(Expr::Function(f))
-        | SelectItem::ExprWithAlias {
-            expr: Expr::Function(f),
-            ..
-        } => function_name(f).is_some_and(|n| GENERATORS.contains(&n.as_str())),
-        _ => false,
-    });
-    let Some(position) = position else {
-        return Ok(());
-    };
-    if select.projection.len() != 1 {
-        return Err(SqlError::hive(HiveError::UdtfMultipleExpressions, ""));
-    }
-    let (f, aliases) = match &select.projection[position] {
-        SelectItem::UnnamedExpr(Expr::Function(f)) => (f.clone(), vec![]),
-        SelectItem::ExprWithAlias {
-            expr: Expr::Function(f),
-            alias,
-        } => (f.clone(), vec![alias.clone()]),
-        _ => return Ok(()),
-    };
-    let Some(generated) = generator(&f, &aliases, false)? else {
-        return Ok(());
-    };
-    select.projection = generated
-        .columns
-        .into_iter()
-        .map(|(expr, alias)| SelectItem::ExprWithAlias { expr, alias })
-        .collect();
-    Ok(())
 }
 
 #[cfg(test)]

@@ -240,13 +240,6 @@ pub(crate) fn tokenize(text: &str) -> Result<Vec<TokenWithSpan>, ParserError> {
     Ok(tokens)
 }
 
-/// The Hive functions this dialect plans by itself rather than through a registered
-/// function (the table generators of LATERAL VIEW and the select list): SHOW FUNCTIONS and
-/// DESCRIBE FUNCTION list them beside the registered ones.
-pub(crate) fn planned_functions() -> Vec<&'static str> {
-    crate::dialect::clauses::GENERATORS.to_vec()
-}
-
 /// One statement in Hive's dialect, parsed (a view's query, to name what it reads).
 pub(crate) fn parse_one(
     text: &str,

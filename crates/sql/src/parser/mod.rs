@@ -11,12 +11,16 @@
 //! INSERT INTO|OVERWRITE [TABLE] t [PARTITION (ds='2026-12-07', h)] [(a, b)] SELECT .. | VALUES (..);
 //! INSERT OVERWRITE [LOCAL] DIRECTORY '/out' SELECT ..;   -- refused, once its path is checked
 //! ```
+//!
+//! Hive's FROM-first statements (`FROM src INSERT .. SELECT ..`) are made the statements they
+//! mean in `from_first.rs`.
 
 mod alter;
 mod ast;
 mod create;
 mod cursor;
 mod drop;
+mod from_first;
 mod grant;
 mod lex;
 mod show;
@@ -26,6 +30,7 @@ pub use self::ast::*;
 use self::create::create;
 use self::cursor::P;
 use self::drop::drop;
+pub use self::from_first::{bodies as from_first_bodies, Body};
 pub use self::grant::{is_authz, parse_authz};
 use self::lex::*;
 use self::show::{describe, show};
@@ -48,6 +53,9 @@ pub enum Family {
     /// which answers `None` for the forms it leaves to sqlparser (`CREATE TEMPORARY FUNCTION`,
     /// a plain `INSERT .. SELECT` into a DataFusion table, ...).
     Hive,
+    /// `FROM src INSERT .. SELECT .. [INSERT ..]` and `FROM src SELECT ..`: each body made
+    /// the statement it means by [`from_first_bodies`], then read as its own family.
+    FromFirst,
     /// Everything else (SELECT, WITH, VALUES, EXPLAIN, ...): sqlparser in Hive's dialect.
     Query,
 }
@@ -58,7 +66,7 @@ pub fn classify(text: &str) -> Family {
         return Family::Authorization;
     }
     let first = text
-        .split(|c: char| c.is_whitespace() || c == ';')
+        .split(|c: char| c.is_whitespace() || c == ';' || c == '(')
         .next()
         .unwrap_or("")
         .to_ascii_lowercase();
@@ -68,6 +76,7 @@ pub fn classify(text: &str) -> Family {
         "use" => Family::Use,
         "create" | "drop" | "alter" | "describe" | "desc" | "show" | "truncate" | "msck"
         | "load" | "insert" => Family::Hive,
+        "from" => Family::FromFirst,
         _ => Family::Query,
     }
 }

@@ -70,7 +70,6 @@ impl dyn Scope {
                 "tab_name",
                 apiary_hive_functions::list::describe(
                     self.context(),
-                    &crate::dialect::planned_functions(),
                     &name,
                     extended,
                 ),
@@ -82,6 +81,10 @@ impl dyn Scope {
                 column,
                 partition: _,
             } => {
+                // Hive names a missing database before a missing table (10072).
+                if let Some(db) = &name.db {
+                    self.require_database(db).await?;
+                }
                 let mut table = crate::journal::handler_ddl::for_display(self.require_table(&name).await?);
                 if formatted {
                     if let Some(h) = crate::journal::handler_ddl::handler_of(self.handlers(), &table)? {

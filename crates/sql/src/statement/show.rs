@@ -31,13 +31,10 @@ impl dyn Scope {
             HiveStatement::ShowFunctions(pattern) => {
                 // Hive's pattern (`*` any text, `|` alternatives); `%` as `*` too.
                 let pattern = pattern.map(|p| p.replace('%', "*"));
-                let names = apiary_hive_functions::list::callable(
-                    self.context(),
-                    &crate::dialect::planned_functions(),
-                )
-                .into_iter()
-                .filter(|n| pattern.as_deref().is_none_or(|p| hive_like(p, n)))
-                .collect();
+                let names = apiary_hive_functions::list::callable(self.context())
+                    .into_iter()
+                    .filter(|n| pattern.as_deref().is_none_or(|p| hive_like(p, n)))
+                    .collect();
                 Ok(string_rows("tab_name", names))
             }
             HiveStatement::ShowCreateTable(name) => {

@@ -1,6 +1,5 @@
 //! The forms of Hive's calls that are syntax rather than functions: CAST to an integer type
-//! reading text as Hive does, `count(DISTINCT a, b)`, `map()`, the INT
-//! of the ranking window functions, and `LIKE ALL (..)`. Hive's functions themselves are
+//! reading text as Hive does, `count(DISTINCT a, b)`, `map()`, and `LIKE ALL (..)`. Hive's functions themselves are
 //! registered by `apiary-hive-functions`.
 
 use datafusion::sql::sqlparser::ast::helpers::attached_token::AttachedToken;
@@ -81,15 +80,6 @@ pub(crate) fn call_forms(f: &mut Function) {
         else_result: None,
     };
     list.args = vec![FunctionArg::Unnamed(FunctionArgExpr::Expr(row))];
-}
-
-/// Hive's ranking window functions answer INT (DataFusion's, an unsigned 64-bit number).
-pub(crate) fn ranks(f: &Function) -> bool {
-    f.over.is_some()
-        && matches!(
-            function_name(f).as_deref(),
-            Some("row_number" | "rank" | "dense_rank" | "ntile")
-        )
 }
 
 /// Functions whose result type depends on a constant argument (`round(d, 2)` is DECIMAL with

@@ -6,8 +6,8 @@ use std::ops::ControlFlow;
 
 use datafusion::sql::sqlparser::ast::{
     visit_expressions_mut, CastKind, CharacterLength, DataType, DateTimeField, Expr, FunctionArg,
-    FunctionArgExpr, FunctionArguments, GroupByExpr, Query, SelectItem, SetExpr, TimezoneInfo,
-    Value, ValueWithSpan, VisitorMut,
+    FunctionArgExpr, FunctionArguments, GroupByExpr, OrderBy, OrderByKind, Query, SelectItem,
+    SetExpr, TimezoneInfo, Value, ValueWithSpan, VisitorMut,
 };
 
 use crate::dialect::rewrite::functions::TYPED_BY_CONSTANTS;
@@ -21,12 +21,29 @@ impl VisitorMut for IntLiterals {
 
     fn pre_visit_query(&mut self, query: &mut Query) -> ControlFlow<()> {
         type_literals(&mut query.body);
+        // ORDER BY names the select list's expressions as written (`ORDER BY count(1)`); a
+        // bare number stays, a position.
+        if let Some(OrderBy {
+            kind: OrderByKind::Expressions(keys),
+            ..
+        }) = &mut query.order_by
+        {
+            for key in keys
+                .iter_mut()
+                .filter(|k| !matches!(k.expr, Expr::Value(_)))
+            {
+                let _ = visit_expressions_mut(&mut key.expr, |x| {
+                    int_literal(x);
+                    ControlFlow::<()>::Continue(())
+                });
+            }
+        }
         ControlFlow::Continue(())
     }
 }
 
-/// [`int_literal`] over the select lists and GROUP BY expressions of a query body (every
-/// branch of a set operation).
+/// [`int_literal`] over the select lists, GROUP BY and HAVING expressions of a query body
+/// (every branch of a set operation).
 pub(crate) fn type_literals(body: &mut SetExpr) {
     match body {
         SetExpr::Select(select) => {
@@ -38,6 +55,13 @@ pub(crate) fn type_literals(body: &mut SetExpr) {
                         ControlFlow::<()>::Continue(())
                     });
                 }
+            }
+            // HAVING names the select list's aggregates as written (`HAVING count(1) > 1`).
+            if let Some(having) = &mut select.having {
+                let _ = visit_expressions_mut(having, |x| {
+                    int_literal(x);
+                    ControlFlow::<()>::Continue(())
+                });
             }
             for item in select.projection.iter_mut() {
                 if let SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } = item

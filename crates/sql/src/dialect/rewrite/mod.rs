@@ -11,13 +11,13 @@ mod literals;
 use std::ops::ControlFlow;
 
 use datafusion::sql::sqlparser::ast::{
-    visit_expressions_mut, BinaryOperator, CastKind, DataType, Expr, Function, Ident,
-    ObjectNamePart, SelectItem, SetExpr, Statement, UnaryOperator, Value, ValueWithSpan, VisitMut,
-    VisitorMut, WindowFrameBound, WindowType,
+    visit_expressions_mut, BinaryOperator, CastKind, CeilFloorKind, DataType, DateTimeField,
+    ExactNumberInfo, Expr, Function, Ident, ObjectNamePart, SelectItem, SetExpr, Statement,
+    UnaryOperator, Value, ValueWithSpan, VisitMut, VisitorMut, WindowFrameBound, WindowType,
 };
 pub use limits::{nesting_depth, operator_count};
 
-use crate::dialect::rewrite::functions::{call_forms, integer_text, like_all_patterns, ranks};
+use crate::dialect::rewrite::functions::{call_forms, integer_text, like_all_patterns};
 use crate::dialect::rewrite::group_by::GroupByModifiers;
 use crate::dialect::rewrite::literals::{
     double_literal, hive_typed, microsecond_timestamp, type_literals, IntLiterals,
@@ -48,15 +48,6 @@ pub fn to_datafusion(statement: &mut Statement, zone: Option<&str>) -> Result<()
                 let mut args = vec![(**expr).clone(), (**from).clone()];
                 args.extend(substring_for.as_deref().cloned());
                 *e = call("substring", args);
-            }
-            Expr::Function(f) if ranks(f) => {
-                *e = Expr::Cast {
-                    kind: CastKind::Cast,
-                    expr: Box::new(e.clone()),
-                    data_type: DataType::Int(None),
-                    array: false,
-                    format: None,
-                }
             }
             Expr::Function(f) => call_forms(f),
             // `s LIKE ANY (p1, ..)` is likeany(s, p1, ..); `s LIKE ALL (p1, ..)` (which parses
@@ -144,6 +135,26 @@ pub fn to_datafusion(statement: &mut Statement, zone: Option<&str>) -> Result<()
                     found
                 };
             }
+            // FLOOR(ts TO DAY) (Hive's floor of a timestamp to a unit): floor_day(ts), ...
+            Expr::Floor {
+                expr,
+                field: CeilFloorKind::DateTimeField(field),
+            } => {
+                let unit = match field {
+                    DateTimeField::Year | DateTimeField::Years => Some("year"),
+                    DateTimeField::Quarter => Some("quarter"),
+                    DateTimeField::Month | DateTimeField::Months => Some("month"),
+                    DateTimeField::Week(_) | DateTimeField::Weeks => Some("week"),
+                    DateTimeField::Day | DateTimeField::Days => Some("day"),
+                    DateTimeField::Hour | DateTimeField::Hours => Some("hour"),
+                    DateTimeField::Minute | DateTimeField::Minutes => Some("minute"),
+                    DateTimeField::Second | DateTimeField::Seconds => Some("second"),
+                    _ => None,
+                };
+                if let Some(unit) = unit {
+                    *e = call(&format!("floor_{unit}"), vec![(**expr).clone()]);
+                }
+            }
             // CAST(x AS STRING): x as Hive writes it as text (a DOUBLE as Java does: 1.0E10).
             Expr::Cast {
                 expr,
@@ -156,6 +167,17 @@ pub fn to_datafusion(statement: &mut Statement, zone: Option<&str>) -> Result<()
                 )
             }
             _ => {
+                // A bare DECIMAL is DECIMAL(10,0) in Hive (DataFusion's, DECIMAL(38,10)).
+                if let Expr::Cast {
+                    data_type:
+                        data_type @ (DataType::Decimal(ExactNumberInfo::None)
+                        | DataType::Dec(ExactNumberInfo::None)
+                        | DataType::Numeric(ExactNumberInfo::None)),
+                    ..
+                } = e
+                {
+                    *data_type = DataType::Decimal(ExactNumberInfo::PrecisionAndScale(10, 0));
+                }
                 microsecond_timestamp(e);
                 hive_typed(e);
                 // Hive's CAST gives NULL for a value that does not convert ('abc' AS INT).
