@@ -18,6 +18,10 @@
 //! **Numeric aggregates over text** (`sum`, `avg`, the variance family): the text is a
 //! DOUBLE, NULL where it is no number (see [`crate::aggregate`]'s `text_as_double`).
 //!
+//! **Casts Arrow refuses or answers otherwise**: a DATE to a number or BOOLEAN is NULL, a
+//! TIMESTAMP to a number its seconds since 1970, a DECIMAL or TIMESTAMP to a BOOLEAN whether it
+//! is not zero, text to a BOOLEAN false only for `''`, `'false'`, `'off'`, `'no'` and `'0'`.
+//!
 //! **Numbers cast to TIMESTAMP**: an integer or BOOLEAN is milliseconds since 1970-01-01
 //! (Hive's `hive.int.timestamp.conversion.in.seconds`, false by default), a DOUBLE, FLOAT or
 //! DECIMAL seconds with a fraction (`CAST(1.5 AS TIMESTAMP)` is 00:00:01.5). Arrow's cast
@@ -159,6 +163,51 @@ fn compare_as_doubles(mut operands: Vec<&mut Expr>, schema: &DFSchema) -> bool {
     true
 }
 
+/// The casts whose answer Hive defines where Arrow's differs or refuses (see the module's
+/// text): a DATE to a number or BOOLEAN is NULL; a TIMESTAMP to a number is its seconds
+/// since 1970 (an integer type: floored), to a BOOLEAN whether it is not 1970-01-01 00:00:00;
+/// a DECIMAL to a BOOLEAN whether it is not 0; text to a BOOLEAN false for '', 'false',
+/// 'off', 'no' and '0' (any case), true otherwise. None where the cast is left as it is. The
+/// expressions made have no such cast in them, so analysing the plan again changes nothing.
+pub(crate) fn hive_conversion(value: &Expr, from: &DataType, to: &DataType) -> Option<Expr> {
+    use datafusion::functions::datetime::expr_fn::date_part;
+    use datafusion::functions::math::expr_fn::floor;
+    use datafusion::functions::string::expr_fn::lower;
+    let to_number_or_boolean = to.is_numeric() || *to == DataType::Boolean;
+    match from {
+        DataType::Date32 | DataType::Date64 if to_number_or_boolean => {
+            Some(lit(ScalarValue::try_from(to).ok()?))
+        }
+        DataType::Timestamp(..) if to_number_or_boolean => {
+            let seconds = date_part(lit("epoch"), value.clone());
+            Some(if *to == DataType::Boolean {
+                seconds.not_eq(lit(0f64))
+            } else if to.is_integer() {
+                Expr::TryCast(TryCast::new(Box::new(floor(seconds)), to.clone()))
+            } else {
+                Expr::TryCast(TryCast::new(Box::new(seconds), to.clone()))
+            })
+        }
+        t if is_decimal(t) && *to == DataType::Boolean => {
+            Some(value.clone().not_eq(lit(ScalarValue::new_zero(t).ok()?)))
+        }
+        t if is_text(t) && *to == DataType::Boolean => {
+            let lowered = lower(value.clone());
+            let false_texts = ["", "false", "off", "no", "0"].map(lit);
+            Some(
+                datafusion::logical_expr::when(
+                    value.clone().is_null(),
+                    lit(ScalarValue::Boolean(None)),
+                )
+                .when(lowered.in_list(false_texts.to_vec(), false), lit(false))
+                .otherwise(lit(true))
+                .ok()?,
+            )
+        }
+        _ => None,
+    }
+}
+
 fn is_timestamp(t: &DataType) -> bool {
     matches!(t, DataType::Timestamp(_, None))
 }
@@ -217,6 +266,15 @@ impl HiveTyping {
     }
 
     fn expr(&self, e: Expr, schema: &DFSchema) -> Result<Transformed<Expr>> {
+        if let Expr::Cast(Cast { expr, field }) | Expr::TryCast(TryCast { expr, field }) = &e {
+            let converted = expr
+                .get_type(schema)
+                .ok()
+                .and_then(|from| hive_conversion(expr, &from, field.data_type()));
+            if let Some(converted) = converted {
+                return Ok(Transformed::yes(converted));
+            }
+        }
         match e {
             Expr::ScalarFunction(mut f) => {
                 let branches: Vec<&mut Expr> = match (f.func.name(), f.args.len()) {

@@ -13,6 +13,7 @@ use datafusion::common::Result;
 ///   zero;
 /// - text in `+ - * / %` is read as a DOUBLE (`7 - '5'` is 2.0);
 /// - `= <> < <= > >= <=>` of text and a number, or of a DECIMAL and a DOUBLE, compare DOUBLEs.
+/// - `||` writes numbers, booleans and dates as Hive's text before concatenating.
 #[derive(Debug)]
 pub struct HiveOperators;
 
@@ -29,6 +30,9 @@ impl datafusion::logical_expr::planner::ExprPlanner for HiveOperators {
         use datafusion::logical_expr::planner::PlannerResult;
         use datafusion::logical_expr::{lit, BinaryExpr, Expr, ExprSchemable, Operator};
         use datafusion::sql::sqlparser::ast::BinaryOperator;
+        if expr.op == BinaryOperator::StringConcat {
+            return Ok(concat_as_text(expr, schema));
+        }
         let op = match expr.op {
             BinaryOperator::Divide => Operator::Divide,
             BinaryOperator::Modulo => Operator::Modulo,
@@ -149,6 +153,45 @@ impl datafusion::logical_expr::planner::ExprPlanner for HiveOperators {
             Box::new(right),
         ))))
     }
+}
+
+/// `a || b` is Hive's concat: operands that are not text are written as Hive writes them
+/// (`1 || 1` is `'11'`, `1.2 || 1.7` is `'1.21.7'`); NULL stays NULL.
+fn concat_as_text(
+    expr: datafusion::logical_expr::planner::RawBinaryExpr,
+    schema: &datafusion::common::DFSchema,
+) -> datafusion::logical_expr::planner::PlannerResult<
+    datafusion::logical_expr::planner::RawBinaryExpr,
+> {
+    use datafusion::logical_expr::planner::{PlannerResult, RawBinaryExpr};
+    use datafusion::logical_expr::{BinaryExpr, Expr, ExprSchemable, Operator};
+    let (Ok(lt), Ok(rt)) = (expr.left.get_type(schema), expr.right.get_type(schema)) else {
+        return PlannerResult::Original(expr);
+    };
+    // Lists concatenate as DataFusion's `||` does; only scalars are Hive's text.
+    let scalar = |t: &DataType| {
+        t.is_numeric()
+            || matches!(
+                t,
+                DataType::Boolean | DataType::Date32 | DataType::Timestamp(..)
+            )
+    };
+    if !scalar(&lt) && !scalar(&rt) {
+        return PlannerResult::Original(expr);
+    }
+    let RawBinaryExpr { left, right, .. } = expr;
+    let text = |e: Expr, t: &DataType| -> Expr {
+        if scalar(t) {
+            crate::conversion::hive_to_string_udf().call(vec![e])
+        } else {
+            e
+        }
+    };
+    PlannerResult::Planned(Expr::BinaryExpr(BinaryExpr::new(
+        Box::new(text(left, &lt)),
+        Operator::StringConcat,
+        Box::new(text(right, &rt)),
+    )))
 }
 
 /// Hive's array subscripts count from 0 (`arr[0]` is the first element; a negative or

@@ -472,7 +472,15 @@ impl TableProvider for NativeTable {
                 alias: field.name().clone(),
             });
         }
-        Ok(Arc::new(ProjectionExec::try_new(exprs, scan)?))
+        // The decoded columns under the table's own fields: a VARCHAR's or CHAR's declared
+        // type travels in its field's metadata, which the decoding expressions do not carry,
+        // and plans above the scan expect the schema the table gave.
+        let slots = (0..exprs.len()).map(Slot::Input).collect();
+        Ok(Arc::new(ConstantColumnsExec::try_new(
+            Arc::new(ProjectionExec::try_new(exprs, scan)?),
+            slots,
+            projected,
+        )?))
     }
 }
 

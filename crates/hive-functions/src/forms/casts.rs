@@ -35,8 +35,11 @@ pub(crate) fn functions() -> Vec<ExprFn> {
     let mut functions: Vec<ExprFn> = casts()
         .into_iter()
         .map(|(name, to)| {
-            ExprFn::new(name, 1..=1, move |args, _| {
+            ExprFn::new(name, 1..=1, move |args, types| {
                 let [x] = take(args)?;
+                if let Some(converted) = crate::coercion::hive_conversion(&x, &types[0], &to) {
+                    return Ok(converted);
+                }
                 let x = if to.is_integer() {
                     hive_integer_text_udf().call(vec![x])
                 } else {

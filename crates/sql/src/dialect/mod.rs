@@ -117,6 +117,14 @@ impl Dialect for HiveQl {
         match parser.peek_token_ref().token {
             // `a && b` binds as AND does (the tokenizer's `&&` is PostgreSQL's overlap).
             Token::Overlap => Some(Ok(self.prec_value(Precedence::And))),
+            // Hive's order, tightest first: `^`, `* / % DIV`, `+ -`, `||`, `&`, `|`, then the
+            // comparisons (`1 + 1 || 1 + 1` is '22', `0 ^ 1 || '2'` is '12').
+            Token::Caret => Some(Ok(
+                self.prec_value(Precedence::MulDivModOp) + HIVE_CARET_ABOVE_STAR
+            )),
+            Token::StringConcat => Some(Ok(
+                self.prec_value(Precedence::PlusMinus) - HIVE_CONCAT_BELOW_PLUS
+            )),
             _ => None,
         }
     }
@@ -146,6 +154,12 @@ impl Dialect for HiveQl {
         typed_number(parser).map(Ok)
     }
 }
+
+/// `^` binds tighter than `*` in Hive (sqlparser's puts it below `+`): this far above `*`.
+const HIVE_CARET_ABOVE_STAR: u8 = 5;
+/// `||` binds looser than `+` and tighter than `&` (sqlparser's binds it as `*`): this far
+/// below `+`, above `&` and `|`.
+const HIVE_CONCAT_BELOW_PLUS: u8 = 5;
 
 /// A number written with one of Hive's type suffixes: `1Y` (TINYINT), `1S` (SMALLINT), `1L`
 /// (BIGINT), `1BD` (DECIMAL), `1D` (DOUBLE), as a CAST of the number. The tokenizer gives

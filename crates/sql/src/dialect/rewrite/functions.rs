@@ -6,6 +6,7 @@ use datafusion::sql::sqlparser::ast::helpers::attached_token::AttachedToken;
 use datafusion::sql::sqlparser::ast::CaseWhen;
 use datafusion::sql::sqlparser::ast::{
     BinaryOperator, DataType, Expr, Function, FunctionArg, FunctionArgExpr, FunctionArguments,
+    Value,
 };
 
 use crate::dialect::syntax::{call, function_name, joined, plain_args};
@@ -29,7 +30,8 @@ pub(crate) fn integer_text(e: &mut Expr) {
 }
 
 /// Calls whose form DataFusion's planner takes differently: Hive's empty `map()` (DataFusion
-/// plans `map(..)` itself and wants arguments: it is `map` of two empty arrays), and
+/// plans `map(..)` itself and wants arguments: it is `map` of two empty arrays), `count(1)`
+/// (as `count(*)`), and
 /// `count(DISTINCT a, b, ..)`, the distinct rows where none of the values is NULL, counted as
 /// one struct (DataFusion's count takes one expression under DISTINCT).
 pub(crate) fn call_forms(f: &mut Function) {
@@ -48,6 +50,18 @@ pub(crate) fn call_forms(f: &mut Function) {
     let FunctionArguments::List(list) = &mut f.args else {
         return;
     };
+    // count(1), count('x'): a value present on every row counts the rows, as count(*) does
+    // (DataFusion plans count(*) as a count of a literal, which would meet this one's name).
+    if let [FunctionArg::Unnamed(FunctionArgExpr::Expr(Expr::Value(v)))] = list.args.as_slice() {
+        if list.duplicate_treatment.is_none()
+            && list.clauses.is_empty()
+            && f.over.is_none()
+            && !matches!(v.value, Value::Null)
+        {
+            list.args = vec![FunctionArg::Unnamed(FunctionArgExpr::Wildcard)];
+            return;
+        }
+    }
     if list.duplicate_treatment.is_none() || list.args.len() < 2 {
         return;
     }
