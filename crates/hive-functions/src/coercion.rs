@@ -188,6 +188,27 @@ pub(crate) fn hive_conversion(value: &Expr, from: &DataType, to: &DataType) -> O
                 Expr::TryCast(TryCast::new(Box::new(seconds), to.clone()))
             })
         }
+        // An integer into a narrower integer type wraps, as Java's narrowing does
+        // (`CAST(-129 AS TINYINT)` is 127): the low bits, read signed.
+        t if t.is_integer() && to.is_signed_integer() && width(t) > width(to) => {
+            let bits = width(to);
+            let modulus = 1i64 << bits;
+            let low = datafusion::logical_expr::binary_expr(
+                Expr::TryCast(TryCast::new(Box::new(value.clone()), DataType::Int64)),
+                datafusion::logical_expr::Operator::BitwiseAnd,
+                lit(modulus - 1),
+            );
+            let signed = datafusion::logical_expr::when(
+                low.clone().gt_eq(lit(modulus / 2)),
+                low.clone() - lit(modulus),
+            )
+            .otherwise(low)
+            .ok()?;
+            Some(datafusion::functions::core::expr_fn::arrow_cast(
+                signed,
+                lit(to.to_string()),
+            ))
+        }
         t if is_decimal(t) && *to == DataType::Boolean => {
             Some(value.clone().not_eq(lit(ScalarValue::new_zero(t).ok()?)))
         }
@@ -205,6 +226,17 @@ pub(crate) fn hive_conversion(value: &Expr, from: &DataType, to: &DataType) -> O
             )
         }
         _ => None,
+    }
+}
+
+/// The bits of an integer type (64 for an unsigned 64-bit one, whose values do not all fit
+/// a signed one of the same width).
+fn width(t: &DataType) -> u32 {
+    match t {
+        DataType::Int8 | DataType::UInt8 => 8,
+        DataType::Int16 | DataType::UInt16 => 16,
+        DataType::Int32 | DataType::UInt32 => 32,
+        _ => 64,
     }
 }
 

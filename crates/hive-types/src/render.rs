@@ -17,7 +17,8 @@ use chrono::NaiveDateTime;
 
 /// The text Hive shows for row `row` of a top-level column, `None` for NULL.
 pub fn cell_text(array: &dyn Array, row: usize) -> Option<String> {
-    if array.is_null(row) {
+    // (A NULL-typed array has no validity buffer: `is_null` says false for its rows.)
+    if array.is_null(row) || array.data_type() == &DataType::Null {
         return None;
     }
     let mut out = String::new();
@@ -37,7 +38,7 @@ pub fn cell_text(array: &dyn Array, row: usize) -> Option<String> {
 
 /// Writes a nested value as Hive's JSON-like text.
 fn write_json(out: &mut String, array: &dyn Array, row: usize) {
-    if array.is_null(row) {
+    if array.is_null(row) || array.data_type() == &DataType::Null {
         out.push_str("null");
         return;
     }
