@@ -12,6 +12,7 @@ pub mod orc_write;
 pub mod ownership;
 pub mod reach;
 pub mod text;
+mod text_source;
 pub mod write;
 
 pub use apiary_hive_types::types;

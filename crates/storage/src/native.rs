@@ -18,6 +18,7 @@ use datafusion::datasource::file_format::parquet::ParquetFormat;
 use datafusion::datasource::file_format::FileFormat;
 use datafusion::datasource::listing::PartitionedFile;
 use datafusion::datasource::physical_plan::{FileGroup, FileScanConfigBuilder};
+use datafusion::datasource::source::DataSourceExec;
 use datafusion::datasource::table_schema::TableSchema;
 use datafusion::datasource::{TableProvider, TableType};
 use datafusion::error::{DataFusionError, Result as DfResult};
@@ -33,6 +34,7 @@ use url::Url;
 
 use crate::constants::{ConstantColumnsExec, Slot};
 use crate::format::{NativeFormat, TextLayout};
+use crate::text_source::{TextSource, TextSplit};
 use crate::types::HiveType;
 use crate::StorageError;
 
@@ -420,20 +422,32 @@ impl TableProvider for NativeTable {
         let table_schema = TableSchema::builder(file_schema)
             .with_table_partition_cols(key_fields.iter().cloned().map(Arc::new).collect::<Vec<_>>())
             .build();
-        let source = format.file_source(table_schema);
         let groups = split_groups(files, state.config().target_partitions());
+        if !text {
+            let source = format.file_source(table_schema);
+            let config = FileScanConfigBuilder::new(store_url, source)
+                .with_file_groups(groups)
+                .with_projection_indices(projection.cloned())?
+                .with_limit(limit)
+                .build();
+            return format.create_physical_plan(state, config).await;
+        }
+        let layout = TextLayout::of_table(&self.table);
+        let source = Arc::new(TextSource::new(
+            table_schema,
+            TextSplit {
+                delimiter: layout.field_delim,
+                escape: layout.escape,
+                null: layout.null.clone(),
+            },
+        ));
         let config = FileScanConfigBuilder::new(store_url, source)
             .with_file_groups(groups)
-            .with_projection_indices(if text { None } else { projection.cloned() })?
             .with_limit(limit)
             .build();
-        let scan = format.create_physical_plan(state, config).await?;
-        if !text {
-            return Ok(scan);
-        }
+        let scan: Arc<dyn ExecutionPlan> = DataSourceExec::from_data_source(config);
         let raw = scan.schema();
         let df_schema = raw.clone().to_dfschema()?;
-        let layout = TextLayout::of_table(&self.table);
         let null = layout.null.clone();
         let wanted: Vec<usize> = match projection {
             Some(p) => p.clone(),
