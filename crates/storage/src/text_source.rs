@@ -20,7 +20,7 @@ use datafusion::datasource::table_schema::TableSchema;
 use datafusion::physical_plan::metrics::ExecutionPlanMetricsSet;
 use datafusion::physical_plan::PhysicalExpr;
 use futures::{FutureExt, StreamExt};
-use object_store::{ObjectStore, ObjectStoreExt};
+use object_store::{GetResultPayload, ObjectStore, ObjectStoreExt};
 
 /// How a text file's lines split into fields.
 #[derive(Debug, Clone)]
@@ -92,11 +92,6 @@ impl FileSource for TextSource {
         "text"
     }
 
-    // Whole files: a line is never split between two readers.
-    fn supports_repartitioning(&self) -> bool {
-        false
-    }
-
     // No expressions: every file column is read as it is.
     fn apply_expressions(
         &self,
@@ -120,62 +115,177 @@ struct TextOpener {
 impl FileOpener for TextOpener {
     fn open(&self, file: PartitionedFile) -> Result<FileOpenFuture> {
         let schema = Arc::new(self.file_schema.project(&self.file_indices)?);
-        let lines = Lines {
-            split: self.split.clone(),
-            fields: self.file_schema.fields().len(),
-            wanted: self.file_indices.clone(),
-            schema,
+        let mut chunker = Chunker {
+            lines: Lines {
+                split: self.split.clone(),
+                fields: self.file_schema.fields().len(),
+                wanted: self.file_indices.clone(),
+                schema,
+            },
+            pending: Vec::new(),
+            held: 0,
+            batch_size: self.batch_size.max(1),
+            ended: false,
+            offset: 0,
+            skip_from: None,
+            end: None,
         };
-        let batch_size = self.batch_size.max(1);
+        // A range of the file (the file split between readers): its lines are those whose
+        // first byte is in it.
+        if let Some(range) = &file.range {
+            let start = u64::try_from(range.start).unwrap_or(0);
+            let end = u64::try_from(range.end).unwrap_or(u64::MAX);
+            if start > 0 {
+                chunker.offset = start - 1;
+                chunker.skip_from = Some(start - 1);
+            }
+            chunker.end = Some(end);
+        }
+        let read_from = chunker.offset;
         let store = Arc::clone(&self.store);
         let location = file.object_meta.location;
         Ok(async move {
-            let input = store.get(&location).await?.into_stream();
-            // (bytes of a line not yet ended, whether the file has ended)
-            let state = (input, Vec::<u8>::new(), false);
-            let batches = futures::stream::unfold(state, move |(mut input, mut pending, done)| {
-                let lines = lines.clone();
-                async move {
-                    if done {
-                        return None;
-                    }
-                    // Read until a batch's worth of whole lines is held, or the file ends.
-                    let mut ended = false;
-                    let mut held = newlines(&pending);
-                    while held < batch_size {
-                        match input.next().await {
-                            Some(Ok(chunk)) => {
-                                held += newlines(&chunk);
-                                pending.extend_from_slice(&chunk);
+            let got = store.get(&location).await?;
+            match got.payload {
+                // A local file is read as the CSV source reads one, without a task per chunk.
+                GetResultPayload::File(mut file, _) => {
+                    std::io::Seek::seek(&mut file, std::io::SeekFrom::Start(read_from))?;
+                    let mut buffer = vec![0u8; READ_SIZE];
+                    let batches = std::iter::from_fn(move || loop {
+                        if chunker.ended {
+                            return None;
+                        }
+                        match std::io::Read::read(&mut file, &mut buffer) {
+                            Ok(0) => return chunker.finish(),
+                            Ok(n) => {
+                                if let Some(batch) = chunker.push(&buffer[..n]) {
+                                    return Some(batch);
+                                }
                             }
-                            Some(Err(e)) => {
-                                return Some((
-                                    Err(DataFusionError::from(e)),
-                                    (input, pending, true),
-                                ))
-                            }
-                            None => {
-                                ended = true;
-                                break;
+                            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                            Err(e) => {
+                                chunker.ended = true;
+                                return Some(Err(DataFusionError::from(e)));
                             }
                         }
-                    }
-                    let cut = if ended {
-                        pending.len()
-                    } else {
-                        pending
-                            .iter()
-                            .rposition(|b| *b == b'\n')
-                            .map_or(0, |i| i + 1)
-                    };
-                    let rest = pending.split_off(cut);
-                    let batch = lines.batch(&pending);
-                    Some((batch, (input, rest, ended)))
+                    });
+                    Ok(futures::stream::iter(batches).boxed())
                 }
-            });
-            Ok(batches.boxed())
+                GetResultPayload::Stream(input) => {
+                    // (The stream starts at the object's first byte.)
+                    chunker.offset = 0;
+                    let batches = futures::stream::unfold(
+                        (input, chunker),
+                        |(mut input, mut chunker)| async move {
+                            loop {
+                                if chunker.ended {
+                                    return None;
+                                }
+                                let batch = match input.next().await {
+                                    None => chunker.finish(),
+                                    Some(Ok(chunk)) => chunker.push(&chunk),
+                                    Some(Err(e)) => {
+                                        chunker.ended = true;
+                                        Some(Err(DataFusionError::from(e)))
+                                    }
+                                };
+                                if let Some(batch) = batch {
+                                    return Some((batch, (input, chunker)));
+                                }
+                            }
+                        },
+                    );
+                    Ok(batches.boxed())
+                }
+            }
         }
         .boxed())
+    }
+}
+
+/// How much of a local file is read at a time.
+const READ_SIZE: usize = 1 << 20;
+
+/// Gathers a file's bytes into batches of whole lines.
+struct Chunker {
+    lines: Lines,
+    /// Bytes read and not yet in a batch.
+    pending: Vec<u8>,
+    /// The line ends among them.
+    held: usize,
+    batch_size: usize,
+    /// Whether the file's last batch has been given.
+    ended: bool,
+    /// The position in the file of the next byte pushed.
+    offset: u64,
+    /// Skip to just past the first line end at or after this position (a range's start).
+    skip_from: Option<u64>,
+    /// The last line is the one holding the byte before this position (a range's end).
+    end: Option<u64>,
+}
+
+impl Chunker {
+    /// Takes `chunk`; a batch of the whole lines held once they are a batch's worth.
+    fn push(&mut self, chunk: &[u8]) -> Option<Result<arrow::array::RecordBatch>> {
+        let mut chunk = chunk;
+        let mut at = self.offset;
+        self.offset += chunk.len() as u64;
+        if let Some(from) = self.skip_from {
+            let from = usize::try_from(from.saturating_sub(at)).unwrap_or(usize::MAX);
+            let line_end = chunk
+                .get(from..)
+                .and_then(|c| c.iter().position(|b| *b == b'\n'));
+            // (No line end yet: the whole chunk is before the range's first line.)
+            let i = line_end?;
+            chunk = &chunk[from + i + 1..];
+            at += (from + i + 1) as u64;
+            self.skip_from = None;
+        }
+        let mut last = false;
+        if let Some(end) = self.end {
+            // A line starting at or past the range's end is the next range's.
+            let at_line_start = self.pending.last().is_none_or(|b| *b == b'\n');
+            if at >= end && at_line_start {
+                return self.finish();
+            }
+            let from =
+                usize::try_from(end.saturating_sub(1).saturating_sub(at)).unwrap_or(usize::MAX);
+            if let Some(i) = chunk
+                .get(from..)
+                .and_then(|c| c.iter().position(|b| *b == b'\n'))
+            {
+                chunk = &chunk[..from + i + 1];
+                last = true;
+            }
+        }
+        self.held += newlines(chunk);
+        self.pending.extend_from_slice(chunk);
+        if last {
+            return self.finish();
+        }
+        if self.held < self.batch_size {
+            return None;
+        }
+        let cut = self
+            .pending
+            .iter()
+            .rposition(|b| *b == b'\n')
+            .map_or(0, |i| i + 1);
+        let rest = self.pending.split_off(cut);
+        let whole = std::mem::replace(&mut self.pending, rest);
+        self.held = 0;
+        Some(self.lines.batch(&whole))
+    }
+
+    /// At the end of the file: the batch of what is left (a last line without its line
+    /// end included), if anything is.
+    fn finish(&mut self) -> Option<Result<arrow::array::RecordBatch>> {
+        self.ended = true;
+        if self.pending.is_empty() {
+            return None;
+        }
+        let whole = std::mem::take(&mut self.pending);
+        Some(self.lines.batch(&whole))
     }
 }
 
@@ -198,21 +308,64 @@ impl Lines {
     /// The rows of `text` (whole lines; the last may lack its line end): a field the line
     /// lacks (written before ADD COLUMNS) and the NULL marker are NULL, an empty field is ''.
     fn batch(&self, text: &[u8]) -> Result<arrow::array::RecordBatch> {
+        let body = text.strip_suffix(b"\n").unwrap_or(text);
+        let rows = if text.is_empty() {
+            0
+        } else {
+            newlines(body) + 1
+        };
+        let width = self.wanted.len().max(1);
         let mut columns: Vec<arrow::array::StringBuilder> = self
             .wanted
             .iter()
-            .map(|_| arrow::array::StringBuilder::new())
+            .map(|_| arrow::array::StringBuilder::with_capacity(rows, text.len() / width))
             .collect();
-        let body = text.strip_suffix(b"\n").unwrap_or(text);
-        if !text.is_empty() {
+        // Where each of the table's fields goes among the columns read.
+        let mut slot: Vec<Option<usize>> = vec![None; self.fields];
+        for (column, field) in self.wanted.iter().enumerate() {
+            if let Some(s) = slot.get_mut(*field) {
+                *s = Some(column);
+            }
+        }
+        let null = self.split.null.as_bytes();
+        let mut unescaped = Vec::new();
+        let mut filled = vec![false; self.wanted.len()];
+        if rows > 0 {
             for line in body.split(|b| *b == b'\n') {
-                let fields = self.fields_of(line);
-                for (column, i) in columns.iter_mut().zip(&self.wanted) {
-                    match fields.get(*i) {
-                        Some(f) if f.as_slice() != self.split.null.as_bytes() => {
-                            column.append_value(String::from_utf8_lossy(f))
+                filled.fill(false);
+                let mut put = |field: usize, raw: &[u8]| {
+                    let Some(column) = slot.get(field).copied().flatten() else {
+                        return;
+                    };
+                    filled[column] = true;
+                    if raw == null {
+                        columns[column].append_null();
+                    } else {
+                        match std::str::from_utf8(raw) {
+                            Ok(text) => columns[column].append_value(text),
+                            Err(_) => columns[column].append_value(String::from_utf8_lossy(raw)),
                         }
-                        _ => column.append_null(),
+                    }
+                };
+                match self.split.escape {
+                    Some(escape) if line.contains(&escape) => {
+                        for (field, raw) in
+                            escaped_fields(line, self.split.delimiter, escape, &mut unescaped)
+                                .into_iter()
+                                .enumerate()
+                        {
+                            put(field, &raw);
+                        }
+                    }
+                    _ => {
+                        for (field, raw) in line.split(|b| *b == self.split.delimiter).enumerate() {
+                            put(field, raw);
+                        }
+                    }
+                }
+                for (column, done) in filled.iter().enumerate() {
+                    if !done {
+                        columns[column].append_null();
                     }
                 }
             }
@@ -224,34 +377,30 @@ impl Lines {
         Ok(arrow::array::RecordBatch::try_new_with_options(
             Arc::clone(&self.schema),
             arrays,
-            &arrow::array::RecordBatchOptions::new().with_row_count(Some(if text.is_empty() {
-                0
-            } else {
-                body.split(|b| *b == b'\n').count()
-            })),
+            &arrow::array::RecordBatchOptions::new().with_row_count(Some(rows)),
         )?)
     }
+}
 
-    /// The fields of one line, unescaped (the escape character makes the next byte plain);
-    /// fields past the table's columns are left unread by the caller, as Hive ignores them.
-    fn fields_of(&self, line: &[u8]) -> Vec<Vec<u8>> {
-        let mut fields = Vec::with_capacity(self.fields);
-        let mut field = Vec::new();
-        let mut bytes = line.iter();
-        while let Some(&b) = bytes.next() {
-            if Some(b) == self.split.escape {
-                if let Some(&next) = bytes.next() {
-                    field.push(next);
-                }
-            } else if b == self.split.delimiter {
-                fields.push(std::mem::take(&mut field));
-            } else {
-                field.push(b);
+/// The fields of a line holding the escape character: it makes the next byte plain (an
+/// escaped delimiter is part of the field).
+fn escaped_fields(line: &[u8], delimiter: u8, escape: u8, buffer: &mut Vec<u8>) -> Vec<Vec<u8>> {
+    let mut fields = Vec::new();
+    buffer.clear();
+    let mut bytes = line.iter();
+    while let Some(&b) = bytes.next() {
+        if b == escape {
+            if let Some(&next) = bytes.next() {
+                buffer.push(next);
             }
+        } else if b == delimiter {
+            fields.push(std::mem::take(buffer));
+        } else {
+            buffer.push(b);
         }
-        fields.push(field);
-        fields
     }
+    fields.push(std::mem::take(buffer));
+    fields
 }
 
 #[cfg(test)]
@@ -308,6 +457,57 @@ mod tests {
         let batch = l.batch(b"a\x01b\x01c\x01d").unwrap();
         assert_eq!(cells(&batch), [vec![s("a"), s("b"), s("c")]]);
         assert_eq!(l.batch(b"").unwrap().num_rows(), 0);
+    }
+
+    /// The rows a reader of `range` of `text` gives, fed in chunks of `chunk` bytes.
+    fn rows_of_range(text: &[u8], range: (u64, u64), chunk: usize) -> Vec<String> {
+        let mut chunker = Chunker {
+            lines: lines(1, vec![0], None),
+            pending: Vec::new(),
+            held: 0,
+            batch_size: 2,
+            ended: false,
+            offset: range.0.saturating_sub(1),
+            skip_from: (range.0 > 0).then(|| range.0 - 1),
+            end: Some(range.1),
+        };
+        let mut batches = vec![];
+        let from = usize::try_from(chunker.offset).unwrap();
+        for piece in text[from..].chunks(chunk) {
+            if chunker.ended {
+                break;
+            }
+            batches.extend(chunker.push(piece));
+        }
+        if !chunker.ended {
+            batches.extend(chunker.finish());
+        }
+        batches
+            .into_iter()
+            .flat_map(|b| {
+                let b = b.unwrap();
+                let c = b.column(0).as_string::<i32>().clone();
+                (0..c.len())
+                    .map(move |i| c.value(i).to_string())
+                    .collect::<Vec<_>>()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn ranges_of_a_file_give_each_line_once() {
+        let text = b"alpha\nbe\n\ngamma delta\nz\nlast";
+        let all: Vec<String> = ["alpha", "be", "", "gamma delta", "z", "last"]
+            .map(String::from)
+            .to_vec();
+        let len = text.len() as u64;
+        for cut in 0..=len {
+            for chunk in [1, 3, 64] {
+                let mut got = rows_of_range(text, (0, cut), chunk);
+                got.extend(rows_of_range(text, (cut, len), chunk));
+                assert_eq!(got, all, "cut at {cut}, chunks of {chunk}");
+            }
+        }
     }
 
     #[test]
