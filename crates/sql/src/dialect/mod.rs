@@ -9,6 +9,7 @@ pub(crate) mod rewrite;
 pub(crate) mod substitute;
 pub(crate) mod syntax;
 pub(crate) mod time_travel;
+pub(crate) mod window_spec;
 
 use std::any::TypeId;
 
@@ -244,13 +245,16 @@ fn typed_number(parser: &mut Parser) -> Option<Expr> {
 
 /// The tokens of HiveQL text as Apiary parses it: with Hive's escapes, and `FOR
 /// SYSTEM_VERSION/SYSTEM_TIME AS OF` and the names it must not take as keywords prepared by
-/// [`crate::dialect::time_travel::version_tokens`]. Statements and stored view texts go through it.
+/// [`crate::dialect::time_travel::version_tokens`], and Hive's window specifications made
+/// DataFusion's ([`crate::dialect::window_spec::window_tokens`]). Statements and stored view
+/// texts go through it.
 pub(crate) fn tokenize(text: &str) -> Result<Vec<TokenWithSpan>, ParserError> {
     let mut tokens = Tokenizer::new(&HiveQl::default(), text)
         .with_unescape(true)
         .tokenize_with_location()
         .map_err(|e| ParserError::TokenizerError(e.to_string()))?;
     crate::dialect::time_travel::version_tokens(&mut tokens);
+    crate::dialect::window_spec::window_tokens(&mut tokens);
     Ok(tokens)
 }
 
@@ -258,7 +262,10 @@ pub(crate) fn tokenize(text: &str) -> Result<Vec<TokenWithSpan>, ParserError> {
 pub(crate) fn parse_one(
     text: &str,
 ) -> Result<datafusion::sql::sqlparser::ast::Statement, SqlError> {
-    let mut statements = Parser::parse_sql(&HiveQl::default(), text).map_err(parse_error)?;
+    let mut statements = Parser::new(&HiveQl::default())
+        .with_tokens_with_locations(tokenize(text).map_err(parse_error)?)
+        .parse_statements()
+        .map_err(parse_error)?;
     match statements.len() {
         1 => Ok(statements.remove(0)),
         _ => Err(SqlError::Parse {
