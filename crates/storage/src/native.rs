@@ -147,23 +147,11 @@ impl NativeTable {
         &self.table
     }
 
+    /// DataFusion's reader of the table's files (TEXTFILE tables are read by
+    /// [`TextSource`] instead).
     fn file_format(&self) -> DfResult<Arc<dyn FileFormat>> {
         Ok(match self.format {
             NativeFormat::Parquet => Arc::new(ParquetFormat::default()),
-            NativeFormat::Text => {
-                let layout = TextLayout::from_params(&self.table.sd.serde.parameters);
-                Arc::new(
-                    CsvFormat::default()
-                        .with_has_header(false)
-                        // Rows written before ADD COLUMNS have fewer fields: NULL for the rest.
-                        .with_truncated_rows(true)
-                        .with_delimiter(layout.field_delim)
-                        // LazySimpleSerDe does not quote: a NUL never starts a field.
-                        .with_quote(0)
-                        .with_escape(layout.escape)
-                        .with_null_regex(Some(regex_escape(&layout.null))),
-                )
-            }
             NativeFormat::Csv => {
                 let p = &self.table.sd.serde.parameters;
                 let ch = |k: &str, d: u8| p.get(k).and_then(|v| v.bytes().next()).unwrap_or(d);
@@ -313,19 +301,6 @@ fn partition_text(v: &str) -> Option<String> {
     (v != "__HIVE_DEFAULT_PARTITION__").then(|| v.to_string())
 }
 
-/// A regex matching exactly `s`.
-fn regex_escape(s: &str) -> String {
-    let mut out = String::from("^");
-    for c in s.chars() {
-        if "\\.+*?()|[]{}^$".contains(c) {
-            out.push('\\');
-        }
-        out.push(c);
-    }
-    out.push('$');
-    out
-}
-
 /// Whether a file name is data by Hive's rules (not hidden, not a marker).
 pub fn is_data_file(name: &str) -> bool {
     !(name.starts_with('_') || name.starts_with('.'))
@@ -398,8 +373,8 @@ impl TableProvider for NativeTable {
         if per_dir.is_empty() {
             return Ok(Arc::new(EmptyExec::new(projected)));
         }
-        let format = self.file_format()?;
         if matches!(self.format, NativeFormat::Orc | NativeFormat::Avro) {
+            let format = self.file_format()?;
             return self
                 .scan_per_partition(state, &format, store_url, per_dir, projection, limit)
                 .await;
@@ -424,6 +399,7 @@ impl TableProvider for NativeTable {
             .build();
         let groups = split_groups(files, state.config().target_partitions());
         if !text {
+            let format = self.file_format()?;
             let source = format.file_source(table_schema);
             let config = FileScanConfigBuilder::new(store_url, source)
                 .with_file_groups(groups)

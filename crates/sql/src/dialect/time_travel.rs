@@ -19,6 +19,7 @@ use datafusion::sql::sqlparser::ast::{
 use datafusion::sql::sqlparser::keywords::Keyword;
 use datafusion::sql::sqlparser::tokenizer::{Token, TokenWithSpan, Whitespace, Word};
 
+use crate::dialect::syntax::{is_word, significant};
 use crate::error::{HiveError, SqlError};
 
 /// `FOR SYSTEM_VERSION AS OF` as the parser's `VERSION AS OF`; and `AT`, `BEFORE`, `CHANGES`
@@ -26,13 +27,8 @@ use crate::error::{HiveError, SqlError};
 /// after a table name for Snowflake's versioning clauses, but in Hive they are just names:
 /// `FROM attendance at`).
 pub(crate) fn version_tokens(tokens: &mut [TokenWithSpan]) {
-    let word = |t: &TokenWithSpan, w: &str| matches!(&t.token, Token::Word(x) if x.quote_style.is_none() && x.value.eq_ignore_ascii_case(w));
-    let significant: Vec<usize> = tokens
-        .iter()
-        .enumerate()
-        .filter(|(_, t)| !matches!(t.token, Token::Whitespace(_)))
-        .map(|(i, _)| i)
-        .collect();
+    let word = |t: &TokenWithSpan, w: &str| is_word(&t.token, w);
+    let significant = significant(tokens);
     for (i, at) in significant.iter().enumerate() {
         let next_is_paren = significant
             .get(i + 1)

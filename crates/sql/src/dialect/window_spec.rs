@@ -5,12 +5,10 @@
 use datafusion::sql::sqlparser::keywords::Keyword;
 use datafusion::sql::sqlparser::tokenizer::{Token, TokenWithSpan, Word};
 
+use crate::dialect::syntax::{is_word, significant};
+
 /// The words a window specification starts with.
 const SPEC_START: &[&str] = &["partition", "distribute", "order", "sort", "rows", "range"];
-
-fn is_word(t: &Token, w: &str) -> bool {
-    matches!(t, Token::Word(x) if x.quote_style.is_none() && x.value.eq_ignore_ascii_case(w))
-}
 
 fn keyword(value: &str, keyword: Keyword) -> Token {
     Token::Word(Word {
@@ -23,12 +21,7 @@ fn keyword(value: &str, keyword: Keyword) -> Token {
 /// Rewrites `DISTRIBUTE BY` to `PARTITION BY` and `SORT BY` to `ORDER BY` directly inside the
 /// parentheses of `OVER (..)` or `AS (..)` that hold a window specification.
 pub(crate) fn window_tokens(tokens: &mut [TokenWithSpan]) {
-    let significant: Vec<usize> = tokens
-        .iter()
-        .enumerate()
-        .filter(|(_, t)| !matches!(t.token, Token::Whitespace(_)))
-        .map(|(i, _)| i)
-        .collect();
+    let significant = significant(tokens);
     let mut k = 0;
     while k + 2 < significant.len() {
         let (before, open, first) = (significant[k], significant[k + 1], significant[k + 2]);
