@@ -60,6 +60,8 @@ def normalise(line, data_dir):
     line = re.sub(r"(transient_lastDdlTime'?\t?=?'?\s*)\d{10}", r"\g<1>$TIME", line)
     line = re.sub(r"(transient_lastDdlTime\t)\d{10}", r"\g<1>$TIME", line)
     line = re.sub(r"createTime:\d+", "createTime:$TIME", line)
+    # A constraint's generated name: its kind, a hash, the time and a counter.
+    line = re.sub(r"\b(pk|uk|fk|nn|dc)_\d+_\d{13}_\d+\b", r"\g<1>_$NAME", line)
     return line
 
 

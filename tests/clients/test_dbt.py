@@ -12,6 +12,8 @@ import subprocess
 
 import pytest
 
+import clients
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 PROJECT = os.path.join(HERE, "..", "dbt", "project")
 DBT = os.environ.get("APIARY_DBT", os.path.expanduser("~/.cache/apiary/dbt-venv/bin/dbt"))
@@ -42,7 +44,7 @@ def project(server, tmp_path_factory):
     return work, dbt
 
 
-def test_seed_run_twice_test_and_docs(project):
+def test_seed_run_twice_test_and_docs(project, server):
     work, dbt = project
     out = dbt("seed")
     assert "Completed successfully" in out
@@ -50,7 +52,22 @@ def test_seed_run_twice_test_and_docs(project):
     # one and overwrites the partitions batch 2 touches in the other.
     dbt("run")
     out = dbt("run")
-    assert "PASS=4" in out and "ERROR=0" in out, out
+    assert "PASS=5" in out and "ERROR=0" in out, out
+    # The contract-enforced model's table carries its NOT NULL columns, enforced on insert.
+    conn = clients.pyhive_none(server)
+    try:
+        cur = conn.cursor()
+        cur.execute("DESCRIBE FORMATTED dbt_e2e.customer_contract")
+        described = [tuple((c or "").strip() for c in row) for row in cur.fetchall()]
+        assert ("# Not Null Constraints", "", "") in described, described
+        not_null = [row[1] for row in described if row[0] == "Column Name:"]
+        assert sorted(not_null) == ["customer_id", "name"], described
+        cur.execute("SELECT count(*) FROM dbt_e2e.customer_contract WHERE name IS NOT NULL")
+        assert cur.fetchall()[0][0] > 0
+        with pytest.raises(Exception, match="Either CHECK or NOT NULL constraint violated"):
+            cur.execute("INSERT INTO dbt_e2e.customer_contract VALUES (99, NULL, 0)")
+    finally:
+        conn.close()
     out = dbt("test")
     # The schema tests and the two singular ones (seed strings exact, incremental results).
     assert "PASS=17" in out and "TOTAL=17" in out, out

@@ -175,6 +175,8 @@ fn normalise(line: &str, data: &Path) -> String {
         (r"(transient_lastDdlTime'?\t?=?'?\s*)\d{10}", "${1}$$TIME"),
         (r"(transient_lastDdlTime\t)\d{10}", "${1}$$TIME"),
         (r"createTime:\d+", "createTime:$$TIME"),
+        // A constraint's generated name: its kind, a hash, the time and a counter.
+        (r"\b(pk|uk|fk|nn|dc)_\d+_\d{13}_\d+\b", "${1}_$$NAME"),
     ];
     for (pattern, with) in rules {
         let re = regex::Regex::new(pattern).expect("valid pattern");

@@ -180,6 +180,7 @@ mod tests {
             view_database: None,
             secrets: Default::default(),
             data_token: None,
+            constraints: Vec::new(),
         }
     }
 

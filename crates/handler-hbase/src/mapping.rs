@@ -379,6 +379,7 @@ pub(crate) mod tests {
             view_database: None,
             secrets: Default::default(),
             data_token: None,
+            constraints: Vec::new(),
         }
     }
 

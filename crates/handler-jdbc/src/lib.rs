@@ -457,6 +457,7 @@ mod tests {
             view_database: None,
             secrets: BTreeMap::new(),
             data_token: None,
+            constraints: Vec::new(),
         };
         t.sd.columns = vec![Column {
             name: "id".into(),

@@ -22,6 +22,14 @@ pub const ROW_COPIES: &str = "hive_row_copies";
 /// Name of the function the rewrites put before a cast of text to an integer type.
 pub const HIVE_INTEGER_TEXT: &str = "hive_integer_text";
 
+/// Hive's `enforce_constraint(cond)`: TRUE, or [`CONSTRAINT_VIOLATED`] when `cond` does not
+/// hold. INSERT puts it over the rows of a table with enabled NOT NULL or CHECK constraints.
+pub const ENFORCE_CONSTRAINT: &str = "enforce_constraint";
+
+/// The error a row breaking an enabled NOT NULL or CHECK constraint gets (Hive's
+/// `DataConstraintViolationError`).
+pub const CONSTRAINT_VIOLATED: &str = "Either CHECK or NOT NULL constraint violated!";
+
 /// Functions the rewrites insert, not for users (SHOW FUNCTIONS leaves them out).
 pub const INTERNAL: &[&str] = &[
     HIVE_TYPED,

@@ -21,8 +21,8 @@ pub use error::MetastoreError;
 pub use journal::{Intent, IntentKind, IntentState};
 pub use model::{
     escape_path_value, is_valid_name, partition_name, principal_key, unescape_path_value, Column,
-    Database, Grant, GrantChange, GrantObject, Partition, PrincipalType, Role, SerDeInfo,
-    SortColumn, StorageDescriptor, Table, TableType, BUILTIN_ROLES,
+    Constraint, ConstraintKind, Database, Grant, GrantChange, GrantObject, Partition,
+    PrincipalType, Role, SerDeInfo, SortColumn, StorageDescriptor, Table, TableType, BUILTIN_ROLES,
 };
 pub use postgres::{PostgresMetastore, PostgresOptions};
 pub use sqlite::SqliteMetastore;

@@ -138,6 +138,67 @@ pub struct Table {
     /// delete. `None` when the table's location was someone else's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub data_token: Option<String>,
+    /// Constraints declared in CREATE TABLE (Hive keeps them beside the table, not in its
+    /// parameters).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub constraints: Vec<Constraint>,
+}
+
+/// What a constraint requires.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ConstraintKind {
+    /// PRIMARY KEY (columns).
+    PrimaryKey,
+    /// UNIQUE (columns).
+    Unique,
+    /// FOREIGN KEY (columns) REFERENCES db.table (parent columns).
+    ForeignKey {
+        /// The referenced table's database.
+        parent_database: String,
+        /// The referenced table.
+        parent_table: String,
+        /// The referenced columns, one per column of the key.
+        parent_columns: Vec<String>,
+    },
+    /// NOT NULL (one column).
+    NotNull,
+    /// DEFAULT value (one column): the expression's text as written.
+    Default(String),
+    /// CHECK (expression): its text as written; a column-level CHECK names its column.
+    Check(String),
+}
+
+/// A table constraint as Hive records it: a name (Hive makes one up when none is given),
+/// the columns, and the ENABLE / VALIDATE / RELY flags.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Constraint {
+    /// The constraint's name, lower case.
+    pub name: String,
+    /// The kind.
+    pub kind: ConstraintKind,
+    /// The columns it covers, in key order (empty for a table-level CHECK).
+    pub columns: Vec<String>,
+    /// ENABLE (Apiary enforces NOT NULL and CHECK on INSERT, and fills DEFAULT) or DISABLE.
+    pub enable: bool,
+    /// VALIDATE or NOVALIDATE.
+    pub validate: bool,
+    /// RELY or NORELY.
+    pub rely: bool,
+}
+
+impl ConstraintKind {
+    /// The name of the kind in Hive's DESCRIBE output (`Primary Key`, `Not Null Constraints`).
+    pub fn title(&self) -> &'static str {
+        match self {
+            ConstraintKind::PrimaryKey => "Primary Key",
+            ConstraintKind::Unique => "Unique Constraints",
+            ConstraintKind::ForeignKey { .. } => "Foreign Keys",
+            ConstraintKind::NotNull => "Not Null Constraints",
+            ConstraintKind::Default(_) => "Default Constraints",
+            ConstraintKind::Check(_) => "Check Constraints",
+        }
+    }
 }
 
 impl Table {

@@ -204,6 +204,16 @@ impl SqlError {
     /// The message as HiveServer2 words it.
     pub fn hive_message(&self) -> String {
         match self {
+            // A row an enabled NOT NULL or CHECK constraint refuses, however the writer
+            // that met it reported it: as Hive reports it.
+            SqlError::Execution { detail, .. }
+                if detail.contains(apiary_hive_functions::CONSTRAINT_VIOLATED) =>
+            {
+                format!(
+                    "Error while processing statement: FAILED: Execution Error, return code 2 from org.apache.hadoop.hive.ql.exec.tez.TezTask. org.apache.hadoop.hive.ql.exec.errors.DataConstraintViolationError: {}",
+                    apiary_hive_functions::CONSTRAINT_VIOLATED
+                )
+            }
             SqlError::Execution { detail, .. } => {
                 format!("Error while processing statement: FAILED: Execution Error, return code 2 from {detail}")
             }
@@ -235,10 +245,8 @@ impl SqlError {
         } else {
             ""
         };
-        let detail = format!(
-            "org.apache.apiary.exec.DataFusionTask. {}{hint}",
-            root.clone_message()
-        );
+        let message = root.clone_message();
+        let detail = format!("org.apache.apiary.exec.DataFusionTask. {message}{hint}");
         SqlError::execution_caused(detail, e)
     }
 }

@@ -70,11 +70,15 @@ pub enum HiveError {
     NotPartitioned,
     /// 10305.
     UnknownFileFormat,
+    /// 10325.
+    InvalidForeignKey,
+    /// 10326.
+    InvalidConstraint,
 }
 
 impl HiveError {
     /// Every code, for the table's own checks.
-    pub const ALL: [HiveError; 30] = [
+    pub const ALL: [HiveError; 32] = [
         HiveError::Generic,
         HiveError::InvalidTable,
         HiveError::InvalidColumn,
@@ -105,6 +109,8 @@ impl HiveError {
         HiveError::UnsetNonExistentProperty,
         HiveError::NotPartitioned,
         HiveError::UnknownFileFormat,
+        HiveError::InvalidForeignKey,
+        HiveError::InvalidConstraint,
     ];
 
     /// The code and the text Hive gives it (details follow the text).
@@ -178,6 +184,8 @@ impl HiveError {
             ),
             E::NotPartitioned => (10241, ""),
             E::UnknownFileFormat => (10305, "Unrecognized file format in STORED AS clause:"),
+            E::InvalidForeignKey => (10325, "Invalid Foreign Key syntax"),
+            E::InvalidConstraint => (10326, "Invalid Constraint syntax"),
         }
     }
 

@@ -1,6 +1,6 @@
 //! Hive's text functions over characters and words: `encode`/`decode` with Java's charset
 //! names, `sentences` (Java's sentence and word breaks), `aes_encrypt`/`aes_decrypt` (Java's
-//! AES/ECB/PKCS5Padding) and `assert_true`.
+//! AES/ECB/PKCS5Padding), `assert_true` and `enforce_constraint`.
 
 use std::sync::Arc;
 
@@ -27,6 +27,15 @@ pub fn register(ctx: &SessionContext) {
     // Volatile: evaluated per row at run time, never folded away at planning.
     ctx.register_udf(ScalarUDF::from(
         RowFn::new("assert_true", 1..=1, |_| Ok(DataType::Null), assert_true).volatile(),
+    ));
+    ctx.register_udf(ScalarUDF::from(
+        RowFn::new(
+            crate::names::ENFORCE_CONSTRAINT,
+            1..=1,
+            |_| Ok(DataType::Boolean),
+            enforce_constraint,
+        )
+        .volatile(),
     ));
 }
 
@@ -312,6 +321,15 @@ fn assert_true(args: &[ScalarValue]) -> Result<ScalarValue> {
     match arg(args, 0) {
         ScalarValue::Boolean(Some(true)) => Ok(ScalarValue::Null),
         _ => exec_err!("ASSERT_TRUE(): assertion failed."),
+    }
+}
+
+/// `enforce_constraint(cond)`: TRUE when `cond` holds; Hive's constraint error otherwise.
+/// INSERT puts it over the rows of a table with enabled NOT NULL or CHECK constraints.
+fn enforce_constraint(args: &[ScalarValue]) -> Result<ScalarValue> {
+    match arg(args, 0) {
+        ScalarValue::Boolean(Some(true)) => Ok(ScalarValue::Boolean(Some(true))),
+        _ => exec_err!("{}", crate::names::CONSTRAINT_VIOLATED),
     }
 }
 

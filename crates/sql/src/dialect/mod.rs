@@ -276,6 +276,36 @@ pub(crate) fn parse_one(
     }
 }
 
+/// One expression in Hive's dialect, parsed (a CHECK constraint's), its identifiers lower
+/// case as Hive's column names are, back-quoted or not.
+pub(crate) fn parse_expr(text: &str) -> Result<datafusion::sql::sqlparser::ast::Expr, SqlError> {
+    use datafusion::sql::sqlparser::ast::{visit_expressions_mut, Expr};
+    let dialect = HiveQl::default();
+    let mut parser =
+        Parser::new(&dialect).with_tokens_with_locations(tokenize(text).map_err(parse_error)?);
+    let mut expr = parser.parse_expr().map_err(parse_error)?;
+    if parser.peek_token().token != datafusion::sql::sqlparser::tokenizer::Token::EOF {
+        return Err(SqlError::Parse {
+            line: 1,
+            column: 0,
+            detail: format!("cannot recognize input after the expression in '{text}'"),
+        });
+    }
+    let _ = visit_expressions_mut(&mut expr, |e| {
+        match e {
+            Expr::Identifier(id) => id.value = id.value.to_lowercase(),
+            Expr::CompoundIdentifier(ids) => {
+                for id in ids {
+                    id.value = id.value.to_lowercase();
+                }
+            }
+            _ => {}
+        }
+        std::ops::ControlFlow::<()>::Continue(())
+    });
+    Ok(expr)
+}
+
 pub(crate) fn parse_error(e: ParserError) -> SqlError {
     let msg = match &e {
         ParserError::ParserError(m) | ParserError::TokenizerError(m) => m.clone(),

@@ -63,6 +63,7 @@ pub(super) fn alter(p: &mut P) -> Result<Option<HiveStatement>, SqlError> {
         let old = p.ident()?;
         let new_name = p.ident()?;
         let type_name = p.type_text()?;
+        let constraints = p.column_constraints(&new_name)?;
         let comment = if p.eat_kw("comment") {
             Some(p.string()?)
         } else {
@@ -80,7 +81,13 @@ pub(super) fn alter(p: &mut P) -> Result<Option<HiveStatement>, SqlError> {
                 type_name,
                 comment,
             },
+            constraints,
         }
+    } else if p.is_kw("add") && p.is_kw_at(1, "constraint") {
+        p.eat_kw("add");
+        AlterTable::AddConstraint(p.table_constraint()?)
+    } else if p.eat_kws(&["drop", "constraint"]) {
+        AlterTable::DropConstraint(p.ident()?)
     } else if p.eat_kws(&["set", "tblproperties"]) {
         AlterTable::SetProperties(p.properties()?)
     } else if p.eat_kws(&["unset", "tblproperties"]) {

@@ -22,6 +22,26 @@ pub struct ColumnDef {
     pub comment: Option<String>,
 }
 
+/// A constraint as CREATE TABLE writes it, on a column (`a INT NOT NULL`) or beside the
+/// columns (`PRIMARY KEY (a, b) DISABLE NOVALIDATE`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConstraintDef {
+    /// CONSTRAINT name, lower case.
+    pub name: Option<String>,
+    /// What it requires; a foreign key's parent database is empty when not written.
+    pub kind: apiary_metastore::ConstraintKind,
+    /// The columns, in key order (none for a CHECK beside the columns).
+    pub columns: Vec<String>,
+    /// ENABLE / ENFORCED (true) or DISABLE / NOT ENFORCED (false), when written.
+    pub enable: Option<bool>,
+    /// VALIDATE or NOVALIDATE, when written.
+    pub validate: Option<bool>,
+    /// RELY or NORELY, when written.
+    pub rely: Option<bool>,
+    /// Where it starts in the statement (for errors).
+    pub at: usize,
+}
+
 /// ROW FORMAT.
 #[derive(Debug, Clone, PartialEq)]
 pub enum RowFormat {
@@ -57,6 +77,8 @@ pub struct CreateTable {
     pub comment: Option<String>,
     /// PARTITIONED BY.
     pub partitioned_by: Vec<ColumnDef>,
+    /// Constraints, of the columns and of the partition columns.
+    pub constraints: Vec<ConstraintDef>,
     /// CLUSTERED BY columns.
     pub clustered_by: Vec<String>,
     /// SORTED BY (column, ascending).
@@ -99,7 +121,13 @@ pub enum AlterTable {
         old: String,
         /// Its new definition.
         new: ColumnDef,
+        /// Constraints it adds to the column (`CONSTRAINT nn NOT NULL ENABLE`).
+        constraints: Vec<ConstraintDef>,
     },
+    /// ADD CONSTRAINT name PRIMARY KEY (..) | UNIQUE (..) | FOREIGN KEY .. | CHECK (..).
+    AddConstraint(ConstraintDef),
+    /// DROP CONSTRAINT name.
+    DropConstraint(String),
     /// SET TBLPROPERTIES.
     SetProperties(BTreeMap<String, String>),
     /// UNSET TBLPROPERTIES [IF EXISTS].

@@ -111,7 +111,7 @@ pub(super) fn create(p: &mut P) -> Result<Option<HiveStatement>, SqlError> {
     if p.eat_kw("like") {
         ct.like = Some(p.table_name()?);
     } else if p.peek() == Some(&Tok::Punct('(')) {
-        ct.columns = p.column_defs()?;
+        ct.columns = p.column_defs_with(false, Some(&mut ct.constraints))?;
     }
     let mut seen: Vec<&'static str> = Vec::new();
     let mut once = |p: &P, clause: &'static str| -> Result<(), SqlError> {
@@ -127,7 +127,7 @@ pub(super) fn create(p: &mut P) -> Result<Option<HiveStatement>, SqlError> {
             ct.comment = Some(p.string()?);
         } else if p.eat_kws(&["partitioned", "by"]) {
             once(p, "PARTITIONED BY")?;
-            ct.partitioned_by = p.column_defs_with(true)?;
+            ct.partitioned_by = p.column_defs_with(true, Some(&mut ct.constraints))?;
         } else if p.eat_kws(&["clustered", "by"]) {
             once(p, "CLUSTERED BY")?;
             ct.clustered_by = p.ident_list()?;

@@ -237,15 +237,31 @@ impl<'a> P<'a> {
     }
 
     pub(super) fn column_defs(&mut self) -> Result<Vec<ColumnDef>, SqlError> {
-        self.column_defs_with(false)
+        self.column_defs_with(false, None)
     }
 
     /// `(name type [COMMENT '..'], ..)`; with `untyped`, also `(name, ..)` (a CTAS's
     /// PARTITIONED BY, Hive 4), a column without a type having an empty `type_name`.
-    pub(super) fn column_defs_with(&mut self, untyped: bool) -> Result<Vec<ColumnDef>, SqlError> {
+    /// `(name type [COMMENT '..'], ..)`; with `constraints`, also each column's constraints and
+    /// constraints beside the columns (CREATE TABLE), which go there.
+    pub(super) fn column_defs_with(
+        &mut self,
+        untyped: bool,
+        mut constraints: Option<&mut Vec<ConstraintDef>>,
+    ) -> Result<Vec<ColumnDef>, SqlError> {
         self.expect_punct('(')?;
         let mut out = Vec::new();
         loop {
+            if let Some(found) = constraints.as_deref_mut() {
+                if self.at_table_constraint() {
+                    found.push(self.table_constraint()?);
+                    if self.eat_punct(')') {
+                        return Ok(out);
+                    }
+                    self.expect_punct(',')?;
+                    continue;
+                }
+            }
             let at = self.here();
             let name = self.ident()?;
             if name.is_empty() || name.contains(['.', ':']) {
@@ -268,6 +284,9 @@ impl<'a> P<'a> {
             } else {
                 self.type_text()?
             };
+            if let Some(found) = constraints.as_deref_mut() {
+                found.extend(self.column_constraints(&name)?);
+            }
             let comment = if self.eat_kw("comment") {
                 Some(self.string()?)
             } else {

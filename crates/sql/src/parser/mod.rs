@@ -17,6 +17,7 @@
 
 mod alter;
 mod ast;
+mod constraint;
 mod create;
 mod cursor;
 mod drop;
@@ -27,6 +28,7 @@ mod show;
 
 use self::alter::alter;
 pub use self::ast::*;
+pub use self::constraint::values_with_defaults;
 use self::create::create;
 use self::cursor::P;
 use self::drop::drop;

@@ -104,11 +104,15 @@ impl dyn Scope {
                 all.extend(t.partition_keys.clone());
                 check_duplicates(&all)?;
             }
-            AlterTable::ChangeColumn { old, new } => {
+            AlterTable::ChangeColumn {
+                old,
+                new,
+                constraints,
+            } => {
                 let Some(c) = t.sd.columns.iter_mut().find(|c| c.name == old) else {
                     return Err(SqlError::hive(HiveError::InvalidColumn, format!(" {old}")));
                 };
-                c.name = new.name;
+                c.name.clone_from(&new.name);
                 c.type_name = new.type_name;
                 if new.comment.is_some() {
                     c.comment = new.comment;
@@ -116,6 +120,41 @@ impl dyn Scope {
                 let mut all = t.sd.columns.clone();
                 all.extend(t.partition_keys.clone());
                 check_duplicates(&all)?;
+                // The column's constraints follow it to its new name.
+                for k in &mut t.constraints {
+                    for col in &mut k.columns {
+                        if *col == old {
+                            col.clone_from(&new.name);
+                        }
+                    }
+                }
+                let added = self.resolve_constraints(&constraints, &t).await?;
+                t.constraints.extend(added);
+            }
+            AlterTable::AddConstraint(def) => {
+                let added = self.resolve_constraints(&[def], &t).await?;
+                t.constraints.extend(added);
+                if t.constraints
+                    .iter()
+                    .filter(|c| c.kind == apiary_metastore::ConstraintKind::PrimaryKey)
+                    .count()
+                    > 1
+                {
+                    return Err(SqlError::ddl(format!(
+                        "MetaException(message:Primary key already exists for: {})",
+                        t.qualified_name()
+                    )));
+                }
+            }
+            AlterTable::DropConstraint(name) => {
+                let before = t.constraints.len();
+                t.constraints.retain(|c| c.name != name);
+                if t.constraints.len() == before {
+                    return Err(SqlError::ddl(format!(
+                        "InvalidObjectException(message:The constraint: {name} does not exist for the associated table: {})",
+                        t.qualified_name()
+                    )));
+                }
             }
             AlterTable::SetProperties(p) => {
                 check_reserved_properties(p.keys())?;

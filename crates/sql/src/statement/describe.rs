@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use apiary_metastore::{Column, Table};
+use apiary_metastore::{Column, Constraint, ConstraintKind, Table};
 
 use super::scope::*;
 use crate::error::{HiveError, SqlError};
@@ -69,6 +69,13 @@ pub(super) fn describe(
             Some(thrift_text(table)),
             Some(String::new()),
         ]);
+        for (i, line) in extended_constraints(table).into_iter().enumerate() {
+            out.push(if i == 0 {
+                vec![Some("Constraints".into()), Some(line), Some(String::new())]
+            } else {
+                vec![Some(line), None, None]
+            });
+        }
     } else if formatted {
         let kv = |k: &str, v: &str| vec![Some(pad(k)), Some(pad(v)), Some(String::new())];
         out.push(blank());
@@ -136,8 +143,169 @@ pub(super) fn describe(
                 ]);
             }
         }
+        formatted_constraints(table, &mut out);
     }
     Ok(rows(&cols, out))
+}
+
+/// The constraints of `table` of one kind, by name.
+fn of_kind(table: &Table, kind: fn(&ConstraintKind) -> bool) -> Vec<&Constraint> {
+    let mut found: Vec<&Constraint> = table.constraints.iter().filter(|c| kind(&c.kind)).collect();
+    found.sort_by(|a, b| a.name.cmp(&b.name));
+    found
+}
+
+/// Hive's kinds in the order DESCRIBE lists them.
+const KINDS: [fn(&ConstraintKind) -> bool; 6] = [
+    |k| matches!(k, ConstraintKind::PrimaryKey),
+    |k| matches!(k, ConstraintKind::ForeignKey { .. }),
+    |k| matches!(k, ConstraintKind::Unique),
+    |k| matches!(k, ConstraintKind::NotNull),
+    |k| matches!(k, ConstraintKind::Default(_)),
+    |k| matches!(k, ConstraintKind::Check(_)),
+];
+
+/// DESCRIBE EXTENDED's constraint lines: one per kind, as Hive's metastore objects print.
+fn extended_constraints(table: &Table) -> Vec<String> {
+    let qualified = table.qualified_name();
+    let mut lines = Vec::new();
+    for kind in KINDS {
+        let found = of_kind(table, kind);
+        let Some(first) = found.first() else {
+            continue;
+        };
+        let column = |c: &Constraint| c.columns.first().cloned().unwrap_or_else(|| "null".into());
+        let entries: Vec<String> = found
+            .iter()
+            .map(|c| match &c.kind {
+                ConstraintKind::ForeignKey {
+                    parent_database,
+                    parent_table,
+                    parent_columns,
+                } => format!(
+                    "{{Constraint Name: {}, {}}}",
+                    c.name,
+                    c.columns
+                        .iter()
+                        .zip(parent_columns)
+                        .enumerate()
+                        .map(|(i, (col, parent))| format!(
+                            "(Parent Column Name: {parent_database}.{parent_table}.{parent}, Column Name: {col}, Key Sequence: {})",
+                            i + 1
+                        ))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+                ConstraintKind::Unique => format!(
+                    "{{Constraint Name: {}, {}}}",
+                    c.name,
+                    c.columns
+                        .iter()
+                        .enumerate()
+                        .map(|(i, col)| format!("(Column Name: {col}, Key Sequence: {})", i + 1))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+                ConstraintKind::NotNull => {
+                    format!("{{Constraint Name: {}, Column Name: {}}}", c.name, column(c))
+                }
+                ConstraintKind::Default(v) => format!(
+                    "{{Constraint Name: {}, (Column Name: {}, Default Value: {v})}}",
+                    c.name,
+                    column(c)
+                ),
+                ConstraintKind::Check(e) => format!(
+                    "{{Constraint Name: {}, (Column Name: {}, Check Expression : {e})}}",
+                    c.name,
+                    column(c)
+                ),
+                ConstraintKind::PrimaryKey => String::new(),
+            })
+            .collect();
+        lines.push(if first.kind == ConstraintKind::PrimaryKey {
+            format!(
+                "Primary Key for {qualified}:[{}], Constraint Name: {}",
+                first.columns.join(","),
+                first.name
+            )
+        } else {
+            format!(
+                "{} for {qualified}:[ {}]",
+                first.kind.title(),
+                entries.join(", ")
+            )
+        });
+    }
+    lines
+}
+
+/// DESCRIBE FORMATTED's `# Constraints` section, in Hive's layout.
+fn formatted_constraints(table: &Table, out: &mut Vec<Vec<Option<String>>>) {
+    if table.constraints.is_empty() {
+        return;
+    }
+    let blank = || vec![Some(String::new()), None, None];
+    let kv = |k: &str, v: &str| vec![Some(pad(k)), Some(pad(v)), Some(String::new())];
+    out.push(blank());
+    out.push(vec![Some("# Constraints".into()), None, None]);
+    for kind in KINDS {
+        let found = of_kind(table, kind);
+        if found.is_empty() {
+            continue;
+        }
+        out.push(blank());
+        out.push(vec![
+            Some(format!("# {}", found[0].kind.title())),
+            None,
+            None,
+        ]);
+        out.push(kv("Table:", &table.qualified_name()));
+        for c in found {
+            out.push(kv("Constraint Name:", &c.name));
+            let column = c.columns.first().cloned().unwrap_or_else(|| "null".into());
+            match &c.kind {
+                ConstraintKind::PrimaryKey => {
+                    for col in &c.columns {
+                        out.push(kv("Column Name:", col));
+                    }
+                    continue;
+                }
+                ConstraintKind::NotNull => out.push(kv("Column Name:", &column)),
+                ConstraintKind::ForeignKey {
+                    parent_database,
+                    parent_table,
+                    parent_columns,
+                } => {
+                    for (i, (col, parent)) in c.columns.iter().zip(parent_columns).enumerate() {
+                        out.push(vec![
+                            Some(pad(&format!(
+                                "Parent Column Name:{parent_database}.{parent_table}.{parent}"
+                            ))),
+                            Some(pad(&format!("Column Name:{col}"))),
+                            Some(pad(&format!("Key Sequence:{}", i + 1))),
+                        ]);
+                    }
+                }
+                ConstraintKind::Unique => {
+                    for (i, col) in c.columns.iter().enumerate() {
+                        out.push(kv(
+                            &format!("Column Name:{col}"),
+                            &format!("Key Sequence:{}", i + 1),
+                        ));
+                    }
+                }
+                ConstraintKind::Default(v) => out.push(kv(
+                    &format!("Column Name:{column}"),
+                    &format!("Default Value:{v}"),
+                )),
+                ConstraintKind::Check(e) => out.push(kv(
+                    &format!("Column Name:{column}"),
+                    &format!("Check Value:{e}"),
+                )),
+            }
+            out.push(blank());
+        }
+    }
 }
 
 /// A table as Hive's DESCRIBE EXTENDED prints it: the metastore object's Thrift text form.

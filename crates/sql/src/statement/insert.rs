@@ -190,9 +190,34 @@ impl dyn Scope {
         columns: &[String],
         dynamic: usize,
     ) -> Result<LogicalPlan, SqlError> {
-        let mut plan = self.plan_query(query).await?;
+        // A VALUES row's DEFAULT: the target column's enabled DEFAULT, else NULL.
+        let keys = &table.partition_keys;
+        let dynamic_keys = &keys[keys.len().saturating_sub(dynamic)..];
+        let targets: Vec<String> = if columns.is_empty() {
+            table
+                .sd
+                .columns
+                .iter()
+                .chain(dynamic_keys)
+                .map(|c| c.name.clone())
+                .collect()
+        } else {
+            columns.to_vec()
+        };
+        let filled =
+            crate::parser::values_with_defaults(query, &self.default_texts(table, &targets))?;
+        let mut plan = self.plan_query(filled.as_deref().unwrap_or(query)).await?;
         if !columns.is_empty() {
-            plan = self.reorder_columns(plan, table, columns, dynamic)?;
+            // A column the list leaves out gets its enabled DEFAULT, else NULL.
+            let omitted: Vec<&str> = table
+                .sd
+                .columns
+                .iter()
+                .filter(|c| !columns.contains(&c.name))
+                .map(|c| c.name.as_str())
+                .collect();
+            let defaults = self.defaults_of(table, &omitted).await?;
+            plan = self.reorder_columns(plan, table, columns, dynamic, &defaults)?;
         }
         let got = plan.schema().fields().len();
         let want = table.sd.columns.len() + dynamic;
@@ -206,7 +231,8 @@ impl dyn Scope {
                 ),
             ));
         }
-        self.as_table_types(plan, table, dynamic)
+        let plan = self.as_table_types(plan, table, dynamic)?;
+        crate::statement::constraint::enforce(self.context(), plan, table, dynamic)
     }
 
     /// The rows converted to the table's column types (the data columns, then the last
@@ -279,6 +305,7 @@ impl dyn Scope {
         table: &Table,
         columns: &[String],
         dynamic: usize,
+        defaults: &std::collections::HashMap<String, datafusion::common::ScalarValue>,
     ) -> Result<LogicalPlan, SqlError> {
         use datafusion::logical_expr::{col, lit, LogicalPlanBuilder};
         let fields = plan.schema().fields().clone();
@@ -313,7 +340,13 @@ impl dyn Scope {
         for c in &table.sd.columns {
             match columns.iter().position(|x| x == &c.name) {
                 Some(i) => exprs.push(field(i).alias(&c.name)),
-                None => exprs.push(lit(datafusion::common::ScalarValue::Null).alias(&c.name)),
+                None => {
+                    let value = defaults
+                        .get(&c.name)
+                        .cloned()
+                        .unwrap_or(datafusion::common::ScalarValue::Null);
+                    exprs.push(lit(value).alias(&c.name))
+                }
             }
         }
         let mut next_unlisted = columns.len();

@@ -5,6 +5,7 @@
 //! workers, fail points).
 
 mod alter;
+mod constraint;
 mod database;
 mod describe;
 pub(crate) mod grant;

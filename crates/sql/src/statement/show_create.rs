@@ -1,6 +1,6 @@
 //! SHOW CREATE TABLE in Hive's layout.
 
-use apiary_metastore::{Column, Table, TableType};
+use apiary_metastore::{Column, Constraint, ConstraintKind, Table, TableType};
 use apiary_storage::handler::{CREATED_BY, PARTITION_COLUMNS};
 
 fn quote(s: &str) -> String {
@@ -120,7 +120,80 @@ pub fn show_create_table(t: &Table) -> String {
         s.push_str(&props(&shown));
         s.push_str(")\n");
     }
-    s.trim_end().to_string()
+    let mut s = s.trim_end().to_string();
+    for line in constraint_statements(t) {
+        s.push('\n');
+        s.push_str(&line);
+    }
+    s
+}
+
+/// The constraints of `t` as the ALTER TABLE statements that add them, in Hive 4's order:
+/// primary key, foreign keys, unique keys, defaults, checks, NOT NULLs.
+fn constraint_statements(t: &Table) -> Vec<String> {
+    let table = t.qualified_name();
+    let flags = |c: &Constraint| {
+        format!(
+            "{} {} {}",
+            if c.enable { "ENABLE" } else { "DISABLE" },
+            if c.validate { "VALIDATE" } else { "NOVALIDATE" },
+            if c.rely { "RELY" } else { "NORELY" }
+        )
+    };
+    let column_type = |name: &str| {
+        t.sd.columns
+            .iter()
+            .chain(&t.partition_keys)
+            .find(|c| c.name == name)
+            .map(|c| c.type_name.clone())
+            .unwrap_or_default()
+    };
+    let rank = |c: &Constraint| match c.kind {
+        ConstraintKind::PrimaryKey => 0,
+        ConstraintKind::ForeignKey { .. } => 1,
+        ConstraintKind::Unique => 2,
+        ConstraintKind::Default(_) => 3,
+        ConstraintKind::Check(_) => 4,
+        ConstraintKind::NotNull => 5,
+    };
+    let mut sorted: Vec<&Constraint> = t.constraints.iter().collect();
+    sorted.sort_by(|a, b| rank(a).cmp(&rank(b)).then(a.name.cmp(&b.name)));
+    sorted
+        .into_iter()
+        .map(|c| {
+            let column = c.columns.first().cloned().unwrap_or_default();
+            let body = match &c.kind {
+                ConstraintKind::PrimaryKey => {
+                    format!("ADD CONSTRAINT {} PRIMARY KEY ({})", c.name, c.columns.join(","))
+                }
+                ConstraintKind::Unique => {
+                    format!("ADD CONSTRAINT {} UNIQUE ({})", c.name, c.columns.join(","))
+                }
+                ConstraintKind::ForeignKey {
+                    parent_database,
+                    parent_table,
+                    parent_columns,
+                } => format!(
+                    "ADD CONSTRAINT {} FOREIGN KEY ({}) REFERENCES {parent_database}.{parent_table}({})",
+                    c.name,
+                    c.columns.join(","),
+                    parent_columns.join(",")
+                ),
+                ConstraintKind::Check(e) => format!("ADD CONSTRAINT {} CHECK ({e})", c.name),
+                ConstraintKind::Default(v) => format!(
+                    "CHANGE COLUMN {column} {column} {} CONSTRAINT {} DEFAULT {v}",
+                    column_type(&column),
+                    c.name
+                ),
+                ConstraintKind::NotNull => format!(
+                    "CHANGE COLUMN {column} {column} {} CONSTRAINT {} NOT NULL",
+                    column_type(&column),
+                    c.name
+                ),
+            };
+            format!("ALTER TABLE {table} {body} {};", flags(c))
+        })
+        .collect()
 }
 
 fn props(p: &std::collections::BTreeMap<String, String>) -> String {

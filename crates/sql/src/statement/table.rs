@@ -311,7 +311,9 @@ impl dyn Scope {
             view_database: None,
             secrets: Default::default(),
             data_token: None,
+            constraints: Vec::new(),
         };
+        table.constraints = self.resolve_constraints(&ct.constraints, &table).await?;
         crate::journal::handler_ddl::separate_secrets(handler.as_ref(), &mut table);
         let metastore = self.metastore().clone();
         crate::journal::handler_ddl::create(
@@ -387,6 +389,8 @@ impl dyn Scope {
             let mut t = src.clone();
             t.sd.location = None;
             t.data_token = None;
+            // As in Hive, LIKE copies the columns and storage, not the constraints.
+            t.constraints.clear();
             t.parameters
                 .retain(|k, _| k != "EXTERNAL" && k != "transient_lastDdlTime");
             t.table_type = TableType::Managed;
@@ -484,6 +488,7 @@ impl dyn Scope {
                 view_database: None,
                 secrets: Default::default(),
                 data_token: None,
+                constraints: Vec::new(),
             }
         };
         table.database = db.clone();
@@ -507,6 +512,8 @@ impl dyn Scope {
         table
             .parameters
             .insert("transient_lastDdlTime".into(), now().to_string());
+        // Checked before the table's folder is made: a refused constraint leaves nothing.
+        table.constraints = self.resolve_constraints(&ct.constraints, &table).await?;
         let location = match &ct.location {
             Some(l) => l.clone(),
             None => table_location(&database.location, &tname)?,

@@ -88,6 +88,7 @@ impl dyn Scope {
                     view_database: Some(self.database().to_string()),
                     secrets: Default::default(),
                     data_token: None,
+                    constraints: Vec::new(),
                 };
                 match existing {
                     Some(_) => self.metastore().alter_table(&db, &vname, &view).await?,
