@@ -104,6 +104,7 @@ pub fn register(ctx: &SessionContext) {
     scalar::numbers::register(ctx);
     scalar::calendar::register(ctx);
     scalar::text::register(ctx);
+    scalar::interval::register(ctx);
     scalar::mask::register(ctx);
     aggregate::histogram::register(ctx);
     scalar::arrays::register(ctx);

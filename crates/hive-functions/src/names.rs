@@ -30,6 +30,10 @@ pub const ENFORCE_CONSTRAINT: &str = "enforce_constraint";
 /// `DataConstraintViolationError`).
 pub const CONSTRAINT_VIOLATED: &str = "Either CHECK or NOT NULL constraint violated!";
 
+/// Name of the function the dialect writes `INTERVAL value unit` as: `hive_interval(value,
+/// 'unit')` (`'year to month'`, `'day'`, ..), a year-month or day-time interval.
+pub const HIVE_INTERVAL: &str = "hive_interval";
+
 /// Functions the rewrites insert, not for users (SHOW FUNCTIONS leaves them out).
 pub const INTERNAL: &[&str] = &[
     HIVE_TYPED,
@@ -39,6 +43,7 @@ pub const INTERNAL: &[&str] = &[
     ROW_COPIES,
     JSON_FIELD,
     STRUCT_FIELD,
+    HIVE_INTERVAL,
 ];
 
 /// the endpoint answers as, so tools that read it (dbt-hive) see the Hive they talk to.

@@ -62,6 +62,9 @@ impl datafusion::logical_expr::planner::ExprPlanner for HiveOperators {
         let (Ok(lt), Ok(rt)) = (expr.left.get_type(schema), expr.right.get_type(schema)) else {
             return Ok(PlannerResult::Original(expr));
         };
+        if let Some(planned) = date_arithmetic(op, &expr, &lt, &rt, schema)? {
+            return Ok(PlannerResult::Planned(planned));
+        }
         let text =
             |t: &DataType| matches!(t, DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View);
         let operand = |t: &DataType| t.is_numeric() || t.is_null() || text(t);
@@ -153,6 +156,49 @@ impl datafusion::logical_expr::planner::ExprPlanner for HiveOperators {
             Box::new(right),
         ))))
     }
+}
+
+/// Hive's arithmetic of dates with day-time intervals: a DATE plus or minus one is a
+/// TIMESTAMP, and a DATE minus a DATE (or a TIMESTAMP) is a day-time interval, so the DATE is
+/// read as the TIMESTAMP of its midnight. (A DATE and a year-month interval stay a DATE, a
+/// TIMESTAMP and either interval a TIMESTAMP, as DataFusion has them.)
+fn date_arithmetic(
+    op: datafusion::logical_expr::Operator,
+    expr: &datafusion::logical_expr::planner::RawBinaryExpr,
+    lt: &DataType,
+    rt: &DataType,
+    schema: &datafusion::common::DFSchema,
+) -> Result<Option<datafusion::logical_expr::Expr>> {
+    use datafusion::arrow::datatypes::TimeUnit;
+    use datafusion::logical_expr::{BinaryExpr, ExprSchemable, Operator};
+    let date = |t: &DataType| matches!(t, DataType::Date32 | DataType::Date64);
+    let timestamp = |t: &DataType| matches!(t, DataType::Timestamp(_, _));
+    let day_time = |t: &DataType| matches!(t, DataType::Duration(_));
+    let as_timestamp = match op {
+        Operator::Plus => (date(lt) && day_time(rt)) || (day_time(lt) && date(rt)),
+        Operator::Minus => {
+            (date(lt) && (day_time(rt) || date(rt) || timestamp(rt))) || (timestamp(lt) && date(rt))
+        }
+        _ => false,
+    };
+    if !as_timestamp {
+        return Ok(None);
+    }
+    let micros = DataType::Timestamp(TimeUnit::Microsecond, None);
+    let side = |e: &datafusion::logical_expr::Expr, t: &DataType| {
+        if date(t) {
+            e.clone().cast_to(&micros, schema)
+        } else {
+            Ok(e.clone())
+        }
+    };
+    Ok(Some(datafusion::logical_expr::Expr::BinaryExpr(
+        BinaryExpr::new(
+            Box::new(side(&expr.left, lt)?),
+            op,
+            Box::new(side(&expr.right, rt)?),
+        ),
+    )))
 }
 
 /// `a || b` is Hive's concat: operands that are not text are written as Hive writes them

@@ -7,8 +7,9 @@ use std::fmt::Write;
 use arrow::array::temporal_conversions::{as_date, as_datetime};
 use arrow::array::{Array, AsArray};
 use arrow::datatypes::{
-    DataType, Date32Type, Date64Type, Float16Type, Float32Type, Float64Type, Int16Type, Int32Type,
-    Int64Type, Int8Type, IntervalDayTimeType, IntervalMonthDayNanoType, IntervalUnit,
+    DataType, Date32Type, Date64Type, DurationMicrosecondType, DurationMillisecondType,
+    DurationNanosecondType, DurationSecondType, Float16Type, Float32Type, Float64Type, Int16Type,
+    Int32Type, Int64Type, Int8Type, IntervalDayTimeType, IntervalMonthDayNanoType, IntervalUnit,
     IntervalYearMonthType, TimeUnit, TimestampMicrosecondType, TimestampMillisecondType,
     TimestampNanosecondType, TimestampSecondType, UInt16Type, UInt32Type, UInt64Type, UInt8Type,
 };
@@ -156,6 +157,21 @@ fn write_scalar(out: &mut String, array: &dyn Array, row: usize, nested: bool) {
                 day_time_text(i128::from(v.days) * NANOS_PER_DAY + i128::from(v.nanoseconds))
             };
             quoted_if(nested, text)
+        }
+        DataType::Duration(unit) => {
+            let per = match unit {
+                TimeUnit::Second => 1_000_000_000,
+                TimeUnit::Millisecond => 1_000_000,
+                TimeUnit::Microsecond => 1_000,
+                TimeUnit::Nanosecond => 1,
+            };
+            let v = match unit {
+                TimeUnit::Second => array.as_primitive::<DurationSecondType>().value(row),
+                TimeUnit::Millisecond => array.as_primitive::<DurationMillisecondType>().value(row),
+                TimeUnit::Microsecond => array.as_primitive::<DurationMicrosecondType>().value(row),
+                TimeUnit::Nanosecond => array.as_primitive::<DurationNanosecondType>().value(row),
+            };
+            quoted_if(nested, day_time_text(i128::from(v) * per))
         }
         DataType::Binary | DataType::LargeBinary | DataType::BinaryView => {
             let bytes: &[u8] = match dt {

@@ -156,7 +156,7 @@ impl HiveType {
             }
             HiveType::Binary => DataType::Binary,
             HiveType::IntervalYearMonth => DataType::Interval(IntervalUnit::YearMonth),
-            HiveType::IntervalDayTime => DataType::Interval(IntervalUnit::MonthDayNano),
+            HiveType::IntervalDayTime => DataType::Duration(TimeUnit::Microsecond),
             HiveType::Array(e) => DataType::List(Arc::new(e.to_field("element"))),
             HiveType::Map(k, v) => {
                 let mut key = k.to_field("key");

@@ -110,9 +110,17 @@ pub(crate) fn functions() -> Vec<ExprFn> {
         let (Some(ts), Some(width)) = (args.next(), args.next()) else {
             return datafusion::common::internal_err!("tumbling_window takes 2 or 3 arguments");
         };
+        // A day-time interval (a length of time) as the interval date_bin takes.
+        let (width, width_type) = match &types[1] {
+            DataType::Duration(_) => {
+                let interval = DataType::Interval(arrow::datatypes::IntervalUnit::MonthDayNano);
+                (cast(width, interval.clone()), interval)
+            }
+            other => (width, other.clone()),
+        };
         let mut bin = vec![width, timestamp(ts)];
         bin.extend(args.map(timestamp));
-        let mut bin_types = vec![types[1].clone(), MICROSECONDS];
+        let mut bin_types = vec![width_type, MICROSECONDS];
         bin_types.extend(types.get(2).map(|_| MICROSECONDS));
         call_coerced(&date_bin(), bin, &bin_types)
     });

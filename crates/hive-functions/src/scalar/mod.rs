@@ -4,6 +4,7 @@ pub(crate) mod arrays;
 pub(crate) mod calendar;
 pub(crate) mod datetime;
 pub(crate) mod hash;
+pub(crate) mod interval;
 pub(crate) mod json;
 pub(crate) mod mask;
 pub(crate) mod numbers;

@@ -5,6 +5,7 @@
 //! numeric literals with Hive's type suffixes (`1Y`, `1S`, `1L`, `1.5BD`, `1D`).
 
 pub(crate) mod clauses;
+mod interval_alt;
 pub(crate) mod rewrite;
 pub(crate) mod substitute;
 pub(crate) mod syntax;
@@ -255,6 +256,7 @@ pub(crate) fn tokenize(text: &str) -> Result<Vec<TokenWithSpan>, ParserError> {
         .map_err(|e| ParserError::TokenizerError(e.to_string()))?;
     crate::dialect::time_travel::version_tokens(&mut tokens);
     crate::dialect::window_spec::window_tokens(&mut tokens);
+    crate::dialect::interval_alt::interval_tokens(&mut tokens);
     Ok(tokens)
 }
 

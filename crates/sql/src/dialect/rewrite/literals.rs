@@ -141,8 +141,42 @@ pub(crate) fn microsecond_timestamp(e: &mut Expr) {
     }
 }
 
-/// Gives Hive types Arrow lacks to casts and literals: `CAST(x AS VARCHAR(n))`,
-/// `CAST(x AS CHAR(n))` and year-month intervals become `hive_typed(..)` calls.
+/// Hive's intervals: `INTERVAL '1-2' YEAR TO MONTH`, `INTERVAL '1 2:3:4' DAY TO SECOND`,
+/// `INTERVAL (n) DAY`, .. become `hive_interval(value, 'unit')`, a year-month interval or an
+/// exact day-time one, whose value may be any expression. An interval without a unit
+/// (`INTERVAL '1 day'`) stays DataFusion's.
+pub(crate) fn hive_interval(e: &mut Expr) {
+    let Expr::Interval(i) = e else {
+        return;
+    };
+    let unit = |f: &DateTimeField| -> Option<&'static str> {
+        Some(match f {
+            DateTimeField::Year | DateTimeField::Years => "year",
+            DateTimeField::Month | DateTimeField::Months => "month",
+            DateTimeField::Day | DateTimeField::Days => "day",
+            DateTimeField::Hour | DateTimeField::Hours => "hour",
+            DateTimeField::Minute | DateTimeField::Minutes => "minute",
+            DateTimeField::Second | DateTimeField::Seconds => "second",
+            _ => return None,
+        })
+    };
+    let Some(leading) = i.leading_field.as_ref().and_then(unit) else {
+        return;
+    };
+    let span = match &i.last_field {
+        None => leading.to_string(),
+        Some(last) => match unit(last) {
+            Some(last) => format!("{leading} to {last}"),
+            None => return,
+        },
+    };
+    let value = (*i.value).clone();
+    let span = Expr::Value(ValueWithSpan::from(Value::SingleQuotedString(span)));
+    *e = call(apiary_hive_functions::HIVE_INTERVAL, vec![value, span]);
+}
+
+/// Gives Hive types Arrow lacks to casts: `CAST(x AS VARCHAR(n))` and `CAST(x AS CHAR(n))`
+/// become `hive_typed(..)` calls.
 pub(crate) fn hive_typed(e: &mut Expr) {
     if let Expr::Cast { data_type, .. } = e {
         // Hive's BINARY is DataFusion's BYTEA; STRING stays STRING.
@@ -167,22 +201,6 @@ pub(crate) fn hive_typed(e: &mut Expr) {
             }
             _ => return,
         },
-        Expr::Interval(i)
-            if matches!(
-                i.leading_field,
-                Some(
-                    DateTimeField::Year
-                        | DateTimeField::Years
-                        | DateTimeField::Month
-                        | DateTimeField::Months
-                )
-            ) && matches!(
-                i.last_field,
-                None | Some(DateTimeField::Month | DateTimeField::Months)
-            ) =>
-        {
-            "interval_year_month".to_string()
-        }
         _ => return,
     };
     let inner = match &*e {

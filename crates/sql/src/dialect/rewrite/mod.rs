@@ -20,7 +20,7 @@ pub use limits::{nesting_depth, operator_count};
 use crate::dialect::rewrite::functions::{call_forms, integer_text, like_all_patterns};
 use crate::dialect::rewrite::group_by::GroupByModifiers;
 use crate::dialect::rewrite::literals::{
-    double_literal, hive_typed, microsecond_timestamp, type_literals, IntLiterals,
+    double_literal, hive_interval, hive_typed, microsecond_timestamp, type_literals, IntLiterals,
 };
 use crate::dialect::syntax::call;
 use crate::error::SqlError;
@@ -179,6 +179,7 @@ pub fn to_datafusion(statement: &mut Statement, zone: Option<&str>) -> Result<()
                     *data_type = DataType::Decimal(ExactNumberInfo::PrecisionAndScale(10, 0));
                 }
                 microsecond_timestamp(e);
+                hive_interval(e);
                 hive_typed(e);
                 // Hive's CAST gives NULL for a value that does not convert ('abc' AS INT).
                 if matches!(
