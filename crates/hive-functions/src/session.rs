@@ -53,8 +53,9 @@ impl ScalarUDFImpl for Version {
 
     fn invoke_with_args(&self, _args: ScalarFunctionArgs) -> Result<ColumnarValue> {
         Ok(ColumnarValue::Scalar(ScalarValue::Utf8(Some(format!(
-            "{HIVE_VERSION} rapiary-{}",
-            env!("CARGO_PKG_VERSION")
+            // Hive's form, `<version> r<revision>` with a revision of word characters.
+            "{HIVE_VERSION} rapiary{}",
+            env!("CARGO_PKG_VERSION").replace('.', "_")
         )))))
     }
 }

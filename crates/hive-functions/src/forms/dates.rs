@@ -44,6 +44,22 @@ fn timestamp(x: Expr) -> Expr {
     try_cast(x, MICROSECONDS)
 }
 
+/// A text's time of day as Hive's `hour`, `minute` and `second` read it: a timestamp's text,
+/// or a time alone (`'13:14:15'`, on the epoch's day); a date alone has none (NULL).
+fn time_of_text(x: Expr) -> datafusion::common::Result<Expr> {
+    use datafusion::functions::string::expr_fn::concat;
+    use datafusion::logical_expr::when;
+    when(
+        x.clone().like(lit("%:%")).and(x.clone().like(lit("%-%"))),
+        x.clone(),
+    )
+    .when(
+        x.clone().like(lit("%:%")),
+        concat(vec![lit("1970-01-01 "), x]),
+    )
+    .otherwise(lit(datafusion::common::ScalarValue::Utf8(None)))
+}
+
 /// Hive's TIMESTAMP: microseconds, no time zone.
 const MICROSECONDS: DataType = DataType::Timestamp(TimeUnit::Microsecond, None);
 
@@ -88,8 +104,17 @@ pub(crate) fn with_hive_arguments(function: Arc<ScalarUDF>) -> Option<ExprFn> {
 pub(crate) fn functions() -> Vec<ExprFn> {
     let fields = FIELDS.iter().map(|&(name, field)| {
         // An INT, as Hive's; `dow` counts from 0 for Sunday, Hive's dayofweek from 1.
-        ExprFn::new(name, 1..=1, move |args, _| {
+        ExprFn::new(name, 1..=1, move |args, types| {
             let [x] = take(args)?;
+            let text = matches!(
+                types.first(),
+                Some(DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View)
+            );
+            let x = if text && matches!(field, "hour" | "minute" | "second") {
+                time_of_text(x)?
+            } else {
+                x
+            };
             let mut part = date_part().call(vec![lit(field), timestamp(x)]);
             if field == "dow" {
                 part = cast(part, DataType::Int32) + lit(1i32);
