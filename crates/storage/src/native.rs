@@ -437,7 +437,10 @@ impl TableProvider for NativeTable {
             let expr = if i < n_data {
                 let decoded = if field.data_type() == &arrow::datatypes::DataType::Utf8 {
                     column.clone()
-                } else if hive.is_complex() || hive == HiveType::Binary {
+                } else if hive.is_complex()
+                    || hive == HiveType::Binary
+                    || matches!(hive, HiveType::Decimal(_, _))
+                {
                     let udf = datafusion::logical_expr::ScalarUDF::new_from_impl(
                         crate::text::DecodeComplex::new(field.clone(), hive, layout.clone()),
                     );

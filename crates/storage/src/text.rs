@@ -323,6 +323,22 @@ pub use apiary_hive_types::java::{java_double, java_float};
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn decimal_texts_lose_their_exponent() {
+        assert_eq!(plain_decimal("1E-3"), "0.001");
+        assert_eq!(plain_decimal("-1.5e2"), "-150");
+        assert_eq!(plain_decimal("1.25E1"), "12.5");
+        assert_eq!(plain_decimal("+2e0"), "2");
+        assert_eq!(plain_decimal("1E-99"), "0");
+        assert_eq!(plain_decimal("1E+99"), "1E+99");
+        assert_eq!(plain_decimal("3.14"), "3.14");
+        assert_eq!(plain_decimal("xe5"), "xe5");
+        assert_eq!(
+            plain_decimal("1e99999999999999999999"),
+            "1e99999999999999999999"
+        );
+    }
     use super::*;
     use std::collections::BTreeMap;
 
@@ -383,8 +399,51 @@ mod tests {
     }
 }
 
-/// A scalar function decoding one text column into a complex type or BINARY (used by the
-/// TEXTFILE scan).
+/// A number's text without an exponent (`1E-3` is `0.001`, `-1.5e2` is `-150`), as Java's
+/// BigDecimal reads it; text without one, or that is no number, as it is. An exponent past
+/// what any DECIMAL holds gives a text that does not convert (NULL), or zero below it.
+pub fn plain_decimal(s: &str) -> std::borrow::Cow<'_, str> {
+    use std::borrow::Cow;
+    let Some(at) = s.find(['e', 'E']) else {
+        return Cow::Borrowed(s);
+    };
+    let Ok(exponent) = s[at + 1..].parse::<i64>() else {
+        return Cow::Borrowed(s);
+    };
+    let mantissa = &s[..at];
+    let (negative, mantissa) = match mantissa.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, mantissa.strip_prefix('+').unwrap_or(mantissa)),
+    };
+    let (int, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    let digits = format!("{int}{frac}");
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return Cow::Borrowed(s);
+    }
+    // Where the decimal point falls among the digits.
+    let point = i64::try_from(int.len())
+        .unwrap_or(i64::MAX)
+        .saturating_add(exponent);
+    if point > 80 {
+        return Cow::Borrowed(s);
+    }
+    if point < -80 {
+        return Cow::Borrowed("0");
+    }
+    let sign = if negative { "-" } else { "" };
+    let text = match usize::try_from(point) {
+        Err(_) => format!(
+            "{sign}0.{}{digits}",
+            "0".repeat(point.unsigned_abs() as usize)
+        ),
+        Ok(p) if p >= digits.len() => format!("{sign}{digits}{}", "0".repeat(p - digits.len())),
+        Ok(p) => format!("{sign}{}.{}", &digits[..p], &digits[p..]),
+    };
+    Cow::Owned(text)
+}
+
+/// A scalar function decoding one text column into a complex type, BINARY or DECIMAL (used by
+/// the TEXTFILE scan).
 #[derive(Debug, PartialEq, Eq, Hash)]
 pub struct DecodeComplex {
     field: Field,
@@ -439,6 +498,18 @@ impl datafusion::logical_expr::ScalarUDFImpl for DecodeComplex {
             .ok_or_else(|| datafusion::error::DataFusionError::Internal("text column".into()))?;
         let out: ArrayRef = if self.hive == HiveType::Binary {
             Arc::new(decode_binary_column(strings, self.layout.binary_base64))
+        } else if matches!(self.hive, HiveType::Decimal(_, _)) {
+            // As Hive reads a DECIMAL's text: exponents too, rounded to the scale, NULL when
+            // it does not fit.
+            let plain: StringArray = strings.iter().map(|v| v.map(plain_decimal)).collect();
+            arrow::compute::cast_with_options(
+                &plain,
+                self.field.data_type(),
+                &arrow::compute::CastOptions {
+                    safe: true,
+                    ..Default::default()
+                },
+            )?
         } else {
             decode_complex(strings, &self.hive, &self.field, &self.layout)?
         };
