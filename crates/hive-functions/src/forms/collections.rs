@@ -95,14 +95,25 @@ pub(crate) fn functions() -> Vec<ExprFn> {
                 .collect();
             Ok(datafusion::functions::core::expr_fn::named_struct(named))
         }),
-        ExprFn::new("field", 2..=usize::MAX, |args, _| {
+        ExprFn::new("field", 2..=usize::MAX, |args, types| {
             let mut args = args.into_iter();
             let Some(v) = args.next() else {
                 return plan_err!("field takes a value and candidates");
             };
+            // Text never equals a number here (Hive compares values of one kind only):
+            // `field('66', 66)` is 0.
+            let kind = |t: &DataType| (is_text(t), t.is_numeric());
+            // NULL equals nothing: `field(NULL, ..)` is 0, a NULL candidate never matches.
+            let apart = |t: &DataType| {
+                let (a, b) = (kind(&types[0]), kind(t));
+                (a.0 && b.1) || (a.1 && b.0) || t.is_null() || types[0].is_null()
+            };
             let mut case: Option<datafusion::logical_expr::conditional_expressions::CaseBuilder> =
                 None;
             for (i, candidate) in args.enumerate() {
+                if types.get(i + 1).is_some_and(apart) {
+                    continue;
+                }
                 let position = lit(i32::try_from(i + 1).unwrap_or(i32::MAX));
                 let condition = v.clone().eq(candidate);
                 case = Some(match case {
@@ -115,18 +126,27 @@ pub(crate) fn functions() -> Vec<ExprFn> {
             }
             match case {
                 Some(mut c) => Ok(c.otherwise(lit(0i32))?),
-                None => plan_err!("field takes a value and candidates"),
+                None => Ok(lit(0i32)),
             }
         })
         .coerced(|types| {
-            // Text among numbers compares as DOUBLEs, as Hive's `=` does.
-            let mixed = types.iter().any(is_text) && types.iter().any(|t| t.is_numeric());
-            let to = if mixed {
-                Some(DataType::Float64)
-            } else {
-                common(types)
-            };
-            match to {
+            // Numbers to their common type, text to text: a value is compared with the
+            // candidates of its kind only.
+            let numbers: Vec<DataType> = types.iter().filter(|t| t.is_numeric()).cloned().collect();
+            if types.iter().any(is_text) && !numbers.is_empty() {
+                let number = common(&numbers).unwrap_or(DataType::Float64);
+                return Ok(types
+                    .iter()
+                    .map(|t| {
+                        if t.is_numeric() {
+                            number.clone()
+                        } else {
+                            t.clone()
+                        }
+                    })
+                    .collect());
+            }
+            match common(types) {
                 Some(t) => Ok(vec![t; types.len()]),
                 None => plan_err!("field: the values must have one common type"),
             }
