@@ -42,6 +42,34 @@ fn common(types: &[DataType]) -> Option<DataType> {
     type_union_resolution(types)
 }
 
+/// Hive's `map_keys(m)` or `map_values(m)` on DataFusion's `function`: an empty array for a
+/// NULL map, as Hive gives.
+fn keys_or_values(
+    name: &'static str,
+    function: std::sync::Arc<datafusion::logical_expr::ScalarUDF>,
+) -> ExprFn {
+    ExprFn::new(name, 1..=1, move |args, types| {
+        let [m] = take(args)?;
+        let fields: Vec<arrow::datatypes::FieldRef> = types
+            .iter()
+            .map(|t| std::sync::Arc::new(arrow::datatypes::Field::new("m", t.clone(), true)))
+            .collect();
+        let list = function
+            .return_field_from_args(datafusion::logical_expr::ReturnFieldArgs {
+                arg_fields: &fields,
+                scalar_arguments: &[None],
+            })?
+            .data_type()
+            .clone();
+        let item = match &list {
+            DataType::List(item) => item.data_type().clone(),
+            other => return plan_err!("{name}: unexpected result type {other}"),
+        };
+        let empty = ScalarValue::List(ScalarValue::new_list_nullable(&[], &item));
+        Ok(when(m.clone().is_null(), cast(lit(empty), list)).otherwise(function.call(vec![m]))?)
+    })
+}
+
 /// The functions of this family.
 pub(crate) fn functions() -> Vec<ExprFn> {
     vec![
@@ -95,6 +123,14 @@ pub(crate) fn functions() -> Vec<ExprFn> {
                 .collect();
             Ok(datafusion::functions::core::expr_fn::named_struct(named))
         }),
+        keys_or_values(
+            "map_keys",
+            datafusion::functions_nested::map_keys::map_keys_udf(),
+        ),
+        keys_or_values(
+            "map_values",
+            datafusion::functions_nested::map_values::map_values_udf(),
+        ),
         ExprFn::new("field", 2..=usize::MAX, |args, types| {
             let mut args = args.into_iter();
             let Some(v) = args.next() else {
