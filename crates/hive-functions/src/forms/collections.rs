@@ -66,7 +66,7 @@ fn keys_or_values(
             other => return plan_err!("{name}: unexpected result type {other}"),
         };
         let empty = ScalarValue::List(ScalarValue::new_list_nullable(&[], &item));
-        Ok(when(m.clone().is_null(), cast(lit(empty), list)).otherwise(function.call(vec![m]))?)
+        when(m.clone().is_null(), cast(lit(empty), list)).otherwise(function.call(vec![m]))
     })
 }
 

@@ -73,16 +73,21 @@ fn interval(value: &ScalarValue, unit: &str) -> Result<ScalarValue> {
     if year_month(&unit) {
         let months = match &unit[..] {
             "year to month" => text(value).and_then(|t| year_month_text(&t)),
-            u => float(value).map(|n| {
-                let per = if u.starts_with("year") { 12.0 } else { 1.0 };
-                (n * per).trunc() as i32
-            }),
+            u => float(value)
+                .filter(|n| n.fract() == 0.0 && n.abs() < f64::from(i32::MAX) / 12.0)
+                .map(|n| {
+                    let per = if u.starts_with("year") { 12.0 } else { 1.0 };
+                    (n * per) as i32
+                }),
         };
         return Ok(ScalarValue::IntervalYearMonth(months));
     }
     let seconds = match unit.split_once(" to ") {
         Some((from, to)) => text(value).and_then(|t| day_time_text(&t, from, to)),
-        None => float(value).and_then(|n| Some(n * unit_seconds(&unit)?)),
+        // A whole number of units; seconds may have a fraction.
+        None => float(value)
+            .filter(|n| n.is_finite() && (unit.starts_with("second") || n.fract() == 0.0))
+            .and_then(|n| Some(n * unit_seconds(&unit)?)),
     };
     Ok(ScalarValue::DurationMicrosecond(
         seconds.map(|s| (s * MICROS_PER_SECOND).round() as i64),
@@ -103,7 +108,11 @@ fn unit_seconds(unit: &str) -> Option<f64> {
 fn year_month_text(t: &str) -> Option<i32> {
     let (negative, t) = sign(t.trim());
     let (y, m) = t.split_once('-')?;
-    let months = y.trim().parse::<i32>().ok()? * 12 + m.trim().parse::<i32>().ok()?;
+    let (y, m) = (y.trim().parse::<i32>().ok()?, m.trim().parse::<i32>().ok()?);
+    if !(0..12).contains(&m) || y < 0 {
+        return None;
+    }
+    let months = y.checked_mul(12)?.checked_add(m)?;
     Some(if negative { -months } else { months })
 }
 
@@ -133,11 +142,29 @@ fn day_time_text(t: &str, from: &str, to: &str) -> Option<f64> {
     let mut seconds = 0.0;
     for (i, p) in parts.iter().enumerate() {
         let unit = units[first + i];
+        let p = p.trim();
+        // Digits only (no sign inside); the fields after the first within their range, as
+        // Hive's valueOf checks them.
+        if p.is_empty()
+            || !p
+                .bytes()
+                .all(|b| b.is_ascii_digit() || (unit == "second" && b == b'.'))
+        {
+            return None;
+        }
         let n: f64 = if unit == "second" {
-            p.trim().parse().ok()?
+            p.parse().ok()?
         } else {
-            f64::from(p.trim().parse::<u32>().ok()?)
+            f64::from(p.parse::<u32>().ok()?)
         };
+        let limit = match unit {
+            "hour" => 24.0,
+            "minute" | "second" => 60.0,
+            _ => f64::INFINITY,
+        };
+        if i > 0 && n >= limit {
+            return None;
+        }
         seconds += n * unit_seconds(unit)?;
     }
     Some(if negative { -seconds } else { seconds })
@@ -195,6 +222,30 @@ mod tests {
         // Not an interval of the span: NULL.
         assert_eq!(
             micros(interval(&s("1:2"), "day to second").unwrap_or(ScalarValue::Null)),
+            None
+        );
+        // Out of range fields, signs inside, overflow: NULL.
+        for (text, span) in [
+            ("0 25:00:00", "day to second"),
+            ("1 2:3:-4", "day to second"),
+            ("1:61", "hour to minute"),
+        ] {
+            assert_eq!(
+                micros(interval(&s(text), span).unwrap_or(ScalarValue::Null)),
+                None,
+                "{text}"
+            );
+        }
+        assert_eq!(
+            interval(&s("1-12"), "year to month").ok(),
+            Some(ScalarValue::IntervalYearMonth(None))
+        );
+        assert_eq!(
+            interval(&s("300000000-0"), "year to month").ok(),
+            Some(ScalarValue::IntervalYearMonth(None))
+        );
+        assert_eq!(
+            micros(interval(&s("1.5"), "day").unwrap_or(ScalarValue::Null)),
             None
         );
     }

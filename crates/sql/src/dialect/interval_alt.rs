@@ -35,11 +35,15 @@ pub(crate) fn interval_tokens(tokens: &mut Vec<TokenWithSpan>) {
         let start = match &tokens[sig[before]].token {
             Token::Number(_, _) | Token::SingleQuotedString(_) => before,
             Token::RParen => match opening(tokens, &sig, before) {
-                // `f(x) day` is a call with an alias; `(x) day` an interval.
+                // `f(x) day` is a call with an alias, `(SELECT ..) day` a subquery with one;
+                // `(x) day` an interval.
                 Some(open)
                     if !open
                         .checked_sub(1)
-                        .is_some_and(|p| called(&tokens[sig[p]].token)) =>
+                        .is_some_and(|p| called(&tokens[sig[p]].token))
+                        && !sig.get(open + 1).is_some_and(|&n| {
+                            is_word(&tokens[n].token, "select") || is_word(&tokens[n].token, "with")
+                        }) =>
                 {
                     open
                 }
@@ -47,11 +51,19 @@ pub(crate) fn interval_tokens(tokens: &mut Vec<TokenWithSpan>) {
             },
             _ => continue,
         };
-        // Already an interval, or a negative number's sign is part of it.
-        let after_interval = start
-            .checked_sub(1)
-            .is_some_and(|p| is_word(&tokens[sig[p]].token, "interval"));
-        if !after_interval {
+        // Already an interval (`INTERVAL 1 DAY`, `INTERVAL -1 DAY`), or a typed literal with
+        // an alias (`DATE '2012-01-01' day`).
+        let word_before = |k: usize, w: &str| {
+            k.checked_sub(1)
+                .is_some_and(|p| is_word(&tokens[sig[p]].token, w))
+        };
+        let signed = start.checked_sub(1).is_some_and(|p| {
+            matches!(tokens[sig[p]].token, Token::Minus | Token::Plus) && word_before(p, "interval")
+        });
+        let typed = ["interval", "date", "timestamp"]
+            .iter()
+            .any(|w| word_before(start, w));
+        if !signed && !typed {
             starts.push(sig[start]);
         }
     }

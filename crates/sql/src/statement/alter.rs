@@ -53,6 +53,20 @@ impl dyn Scope {
                 self.require_database(&db).await?;
                 t.database = db.clone();
                 t.name = n.clone();
+                // A foreign key of the table to itself follows the new name.
+                for c in &mut t.constraints {
+                    if let apiary_metastore::ConstraintKind::ForeignKey {
+                        parent_database,
+                        parent_table,
+                        ..
+                    } = &mut c.kind
+                    {
+                        if *parent_database == table.database && *parent_table == table.name {
+                            parent_database.clone_from(&db);
+                            parent_table.clone_from(&n);
+                        }
+                    }
+                }
                 apiary_metastore::check_table_name(&n)?;
                 // Only a folder Apiary made for the table moves with it.
                 let moves = table.table_type == TableType::Managed
@@ -100,6 +114,8 @@ impl dyn Scope {
             }
             AlterTable::ReplaceColumns(cols) => {
                 t.sd.columns = to_columns(&cols);
+                // Constraints on the columns that went go with them.
+                t.constraints = super::constraint::surviving(&table, &t.sd.columns);
                 let mut all = t.sd.columns.clone();
                 all.extend(t.partition_keys.clone());
                 check_duplicates(&all)?;
@@ -109,6 +125,25 @@ impl dyn Scope {
                 new,
                 constraints,
             } => {
+                // A CHECK's text names its columns: renaming one it reads is refused.
+                if new.name != old {
+                    if let Some(check) = table.constraints.iter().find(|c| match &c.kind {
+                        apiary_metastore::ConstraintKind::Check(text) => {
+                            crate::dialect::parse_expr(text)
+                                .map(|e| super::constraint::referenced_columns(&e).contains(&old))
+                                .unwrap_or(false)
+                        }
+                        _ => false,
+                    }) {
+                        return Err(SqlError::hive(
+                            HiveError::InvalidConstraint,
+                            format!(
+                                " Column {old} is used by CHECK constraint {}: drop the constraint before renaming the column.",
+                                check.name
+                            ),
+                        ));
+                    }
+                }
                 let Some(c) = t.sd.columns.iter_mut().find(|c| c.name == old) else {
                     return Err(SqlError::hive(HiveError::InvalidColumn, format!(" {old}")));
                 };

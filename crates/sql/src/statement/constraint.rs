@@ -101,6 +101,64 @@ fn check_expr(
     Ok(expr)
 }
 
+/// The columns an expression names (a CHECK's, a DEFAULT's), lower case.
+pub(super) fn referenced_columns(expr: &datafusion::sql::sqlparser::ast::Expr) -> Vec<String> {
+    use datafusion::sql::sqlparser::ast::{visit_expressions, Expr as Ast};
+    let mut out = Vec::new();
+    let _ = visit_expressions(expr, |e| {
+        match e {
+            Ast::Identifier(id) => out.push(id.value.to_lowercase()),
+            Ast::CompoundIdentifier(ids) => {
+                if let Some(last) = ids.last() {
+                    out.push(last.value.to_lowercase());
+                }
+            }
+            _ => {}
+        }
+        std::ops::ControlFlow::<()>::Continue(())
+    });
+    out
+}
+
+/// Whether an expression holds a subquery.
+fn has_subquery(expr: &datafusion::sql::sqlparser::ast::Expr) -> bool {
+    use datafusion::sql::sqlparser::ast::{visit_expressions, Expr as Ast};
+    visit_expressions(expr, |e| {
+        if matches!(
+            e,
+            Ast::Subquery(_) | Ast::Exists { .. } | Ast::InSubquery { .. }
+        ) {
+            std::ops::ControlFlow::Break(())
+        } else {
+            std::ops::ControlFlow::Continue(())
+        }
+    })
+    .is_break()
+}
+
+/// The constraints of `table` that still hold after its data columns became `columns`: those
+/// naming a column that went, or a CHECK reading one, go too.
+pub(super) fn surviving(table: &Table, columns: &[Column]) -> Vec<Constraint> {
+    let exists = |name: &String| {
+        columns
+            .iter()
+            .chain(&table.partition_keys)
+            .any(|c| &c.name == name)
+    };
+    table
+        .constraints
+        .iter()
+        .filter(|c| c.columns.iter().all(exists))
+        .filter(|c| match &c.kind {
+            ConstraintKind::Check(text) => crate::dialect::parse_expr(text)
+                .map(|e| referenced_columns(&e).iter().all(exists))
+                .unwrap_or(false),
+            _ => true,
+        })
+        .cloned()
+        .collect()
+}
+
 impl dyn Scope {
     /// The constraints CREATE TABLE writes, checked as Hive checks them (columns that exist,
     /// DISABLE for keys, a DEFAULT that is a constant, a CHECK over the table's columns, a
@@ -186,7 +244,18 @@ impl dyn Scope {
                     d.kind.clone()
                 }
                 ConstraintKind::Check(text) => {
-                    check_expr(self.context(), text, &schema_of(&columns)?)?;
+                    // An INSERT's rows carry the data columns (and dynamic partition values
+                    // only): a CHECK reads the data columns.
+                    if d.columns
+                        .iter()
+                        .any(|c| table.partition_keys.iter().any(|k| &k.name == c))
+                    {
+                        return Err(invalid(
+                            "CHECK constraints on partition columns are not supported.",
+                        ));
+                    }
+                    let data: Vec<&Column> = table.sd.columns.iter().collect();
+                    check_expr(self.context(), text, &schema_of(&data)?)?;
                     d.kind.clone()
                 }
                 other => other.clone(),
@@ -283,6 +352,15 @@ impl dyn Scope {
             defs.iter()
                 .filter(|d| matches!(d.kind, ConstraintKind::PrimaryKey | ConstraintKind::Unique))
                 .map(|d| d.columns.clone())
+                .chain(
+                    table
+                        .constraints
+                        .iter()
+                        .filter(|c| {
+                            matches!(c.kind, ConstraintKind::PrimaryKey | ConstraintKind::Unique)
+                        })
+                        .map(|c| c.columns.clone()),
+                )
                 .collect()
         } else {
             let parent = self
@@ -324,6 +402,11 @@ impl dyn Scope {
                 "Invalid Default value: {text}. DEFAULT only allows constant or function expressions"
             ))
         };
+        // A constant, or functions of constants: no column, no subquery.
+        let ast = crate::dialect::parse_expr(text).map_err(|_| refused())?;
+        if !referenced_columns(&ast).is_empty() || has_subquery(&ast) {
+            return Err(refused());
+        }
         let plan = self
             .plan_query(&format!("SELECT {text}"))
             .await
