@@ -19,6 +19,7 @@ With APIARY_SLT_COMPLETE=1 the expected rows of every query are rewritten from w
 returned (review the diff before committing).
 """
 
+import decimal
 import os
 import re
 
@@ -51,6 +52,10 @@ def render(v):
         return "NULL"
     if isinstance(v, bool):
         return "true" if v else "false"
+    if isinstance(v, decimal.Decimal):
+        # The server's text, which PyHive read into a Decimal: plain digits to the scale
+        # (str() would write a zero of scale 18 as 0E-18).
+        return format(v, "f")
     return str(v).rstrip()
 
 

@@ -66,14 +66,15 @@ pub(crate) fn flight_schema(schema: &Schema, table: Option<(&str, &str)>) -> Sch
 /// The Arrow type a column travels as (inside nested types too): Hive's timestamps have
 /// microsecond precision here, so a timestamp of any unit travels in microseconds; a
 /// year-month interval travels as a month-day-nano one holding only months (the same value,
-/// in the interval type every Arrow client reads; pyarrow cannot read year-month ones).
+/// in the interval type every Arrow client reads; pyarrow cannot read year-month ones), and a
+/// day-time interval (a duration here) as one holding only nanoseconds.
 fn wire_type(t: &DataType) -> DataType {
     let field = |f: &FieldRef| -> FieldRef {
         Arc::new(f.as_ref().clone().with_data_type(wire_type(f.data_type())))
     };
     match t {
         DataType::Timestamp(_, tz) => DataType::Timestamp(TimeUnit::Microsecond, tz.clone()),
-        DataType::Interval(IntervalUnit::YearMonth) => {
+        DataType::Interval(IntervalUnit::YearMonth) | DataType::Duration(_) => {
             DataType::Interval(IntervalUnit::MonthDayNano)
         }
         DataType::List(f) => DataType::List(field(f)),

@@ -80,12 +80,25 @@ impl ScalarUDFImpl for HiveToString {
 
     fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
         let n = args.number_rows;
+        // A CHAR's text is its value without the padding, as Hive converts a CHAR to STRING.
+        let char_typed = args
+            .arg_fields
+            .first()
+            .and_then(|f| f.metadata().get(HIVE_TYPE_KEY))
+            .is_some_and(|t| t.starts_with("char("));
         let Some(value) = args.args.into_iter().next() else {
             return exec_err!("{HIVE_TO_STRING} takes one argument");
         };
         let cast = self.cast;
         crate::args::per_array(value, n, |array| {
             Ok(match array.data_type() {
+                DataType::Utf8 if char_typed => Arc::new(
+                    array
+                        .as_string::<i32>()
+                        .iter()
+                        .map(|v| v.map(|v| v.trim_end_matches(' ')))
+                        .collect::<StringArray>(),
+                ),
                 DataType::Utf8 => array,
                 DataType::LargeUtf8 | DataType::Utf8View | DataType::Null => {
                     arrow::compute::cast(&array, &DataType::Utf8)?

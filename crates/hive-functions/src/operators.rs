@@ -67,6 +67,26 @@ impl datafusion::logical_expr::planner::ExprPlanner for HiveOperators {
         }
         let text =
             |t: &DataType| matches!(t, DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View);
+        // A CHAR compares without its padding (`CAST('abc' AS CHAR(10)) = 'abc'` is true).
+        let char_typed = |e: &Expr| {
+            e.to_field(schema).ok().is_some_and(|(_, f)| {
+                f.metadata()
+                    .get(apiary_hive_types::types::HIVE_TYPE_KEY)
+                    .is_some_and(|t| t.starts_with("char("))
+            })
+        };
+        if comparison
+            && text(&lt)
+            && text(&rt)
+            && (char_typed(&expr.left) || char_typed(&expr.right))
+        {
+            use datafusion::functions::string::expr_fn::rtrim;
+            return Ok(PlannerResult::Planned(Expr::BinaryExpr(BinaryExpr::new(
+                Box::new(rtrim(vec![expr.left, lit(" ")])),
+                op,
+                Box::new(rtrim(vec![expr.right, lit(" ")])),
+            ))));
+        }
         let operand = |t: &DataType| t.is_numeric() || t.is_null() || text(t);
         if !operand(&lt) || !operand(&rt) {
             return Ok(PlannerResult::Original(expr));

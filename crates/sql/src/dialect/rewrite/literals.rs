@@ -203,14 +203,13 @@ pub(crate) fn hive_typed(e: &mut Expr) {
         },
         _ => return,
     };
+    // The value as CAST(x AS STRING) writes it (`TRUE`, a TIMESTAMP with a blank, a CHAR
+    // without its padding), then cut or padded to the declared length.
     let inner = match &*e {
-        Expr::Cast { expr, .. } => Expr::Cast {
-            kind: CastKind::Cast,
-            expr: expr.clone(),
-            data_type: DataType::String(None),
-            array: false,
-            format: None,
-        },
+        Expr::Cast { expr, .. } => call(
+            apiary_hive_functions::HIVE_CAST_TO_STRING,
+            vec![(**expr).clone()],
+        ),
         other => other.clone(),
     };
     let type_name = Expr::Value(ValueWithSpan::from(Value::SingleQuotedString(declared)));
