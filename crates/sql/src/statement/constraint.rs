@@ -500,13 +500,7 @@ pub(super) fn enforce(
     if enforced.is_empty() {
         return Ok(plan);
     }
-    let keys = &table.partition_keys;
-    let targets: Vec<&Column> = table
-        .sd
-        .columns
-        .iter()
-        .chain(&keys[keys.len().saturating_sub(dynamic)..])
-        .collect();
+    let targets = written_columns(table, dynamic);
     // The rows under the table's column names, so the constraints can name them.
     let named: Vec<Expr> = plan
         .schema()

@@ -191,14 +191,9 @@ impl dyn Scope {
         dynamic: usize,
     ) -> Result<LogicalPlan, SqlError> {
         // A VALUES row's DEFAULT: the target column's enabled DEFAULT, else NULL.
-        let keys = &table.partition_keys;
-        let dynamic_keys = &keys[keys.len().saturating_sub(dynamic)..];
         let targets: Vec<String> = if columns.is_empty() {
-            table
-                .sd
-                .columns
-                .iter()
-                .chain(dynamic_keys)
+            written_columns(table, dynamic)
+                .into_iter()
                 .map(|c| c.name.clone())
                 .collect()
         } else {
@@ -250,13 +245,7 @@ impl dyn Scope {
         use arrow::datatypes::DataType;
         use datafusion::execution::FunctionRegistry as _;
         use datafusion::logical_expr::{Expr, LogicalPlanBuilder, TryCast};
-        let keys = &table.partition_keys;
-        let targets: Vec<&Column> = table
-            .sd
-            .columns
-            .iter()
-            .chain(&keys[keys.len().saturating_sub(dynamic)..])
-            .collect();
+        let targets = written_columns(table, dynamic);
         let fields = plan.schema().fields().clone();
         let given = plan.schema().columns();
         let mut changed = false;

@@ -92,6 +92,18 @@ pub(super) fn check_reserved_properties<'a>(
     Ok(())
 }
 
+/// The columns an INSERT writes into `table`: its data columns, then its last `dynamic`
+/// partition keys (the dynamic partitions' values).
+pub(super) fn written_columns(table: &Table, dynamic: usize) -> Vec<&apiary_metastore::Column> {
+    let keys = &table.partition_keys;
+    table
+        .sd
+        .columns
+        .iter()
+        .chain(&keys[keys.len().saturating_sub(dynamic)..])
+        .collect()
+}
+
 pub(super) fn now() -> i64 {
     chrono::Utc::now().timestamp()
 }
