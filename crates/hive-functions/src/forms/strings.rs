@@ -47,6 +47,14 @@ pub(crate) fn functions() -> Vec<ExprFn> {
         }),
         extreme("greatest", datafusion::functions::core::greatest()),
         extreme("least", datafusion::functions::core::least()),
+        // instr(str, substr): 1-based, 0 when absent; numbers and booleans as Hive's text.
+        ExprFn::new("instr", 2..=2, |args, _| {
+            let texts: Vec<Expr> = args
+                .into_iter()
+                .map(|a| hive_to_string_udf().call(vec![a]))
+                .collect();
+            Ok(cast(strpos().call(texts), DataType::Int32))
+        }),
         ExprFn::new("locate", 2..=3, |args, _| {
             let mut args = args.into_iter();
             let (Some(sub), Some(s)) = (args.next(), args.next()) else {

@@ -1,6 +1,6 @@
 //! Hive's text functions over characters and words: `encode`/`decode` with Java's charset
 //! names, `sentences` (Java's sentence and word breaks), `aes_encrypt`/`aes_decrypt` (Java's
-//! AES/ECB/PKCS5Padding), `assert_true` and `enforce_constraint`.
+//! AES/ECB/PKCS5Padding), `chr`, `assert_true` and `enforce_constraint`.
 
 use std::sync::Arc;
 
@@ -19,6 +19,7 @@ pub fn register(ctx: &SessionContext) {
         RowFn::new("sentences", 1..=3, sentences_type, sentences),
         RowFn::new("quote", 1..=1, crate::args::string, quote),
         RowFn::new("typeof", 1..=1, crate::args::string, type_of),
+        RowFn::new("chr", 1..=1, crate::args::string, chr),
         RowFn::new("aes_encrypt", 2..=2, |_| Ok(DataType::Binary), aes_encrypt),
         RowFn::new("aes_decrypt", 2..=2, |_| Ok(DataType::Binary), aes_decrypt),
     ] {
@@ -316,6 +317,20 @@ fn aes_decrypt(args: &[ScalarValue]) -> Result<ScalarValue> {
     Ok(ScalarValue::Binary(Some(data)))
 }
 
+/// `chr(n)`: the character of code `n % 256` (a fraction dropped), the empty string for a
+/// negative `n`, NULL for NULL (Hive's `chr`).
+fn chr(args: &[ScalarValue]) -> Result<ScalarValue> {
+    let Some(n) = crate::args::float(arg(args, 0)).filter(|n| n.is_finite()) else {
+        return Ok(ScalarValue::Utf8(None));
+    };
+    let n = n.trunc();
+    if n < 0.0 {
+        return Ok(ScalarValue::Utf8(Some(String::new())));
+    }
+    let code = (n % 256.0) as u32;
+    Ok(ScalarValue::Utf8(char::from_u32(code).map(String::from)))
+}
+
 /// `assert_true(cond)`: NULL when `cond` holds; Hive's error otherwise (NULL fails too).
 fn assert_true(args: &[ScalarValue]) -> Result<ScalarValue> {
     match arg(args, 0) {
@@ -336,6 +351,35 @@ fn enforce_constraint(args: &[ScalarValue]) -> Result<ScalarValue> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn chr_as_hive() {
+        let chr_of = |v: ScalarValue| chr(&[v]).ok();
+        assert_eq!(
+            chr_of(ScalarValue::Int64(Some(65))),
+            Some(ScalarValue::Utf8(Some("A".into())))
+        );
+        assert_eq!(
+            chr_of(ScalarValue::Int64(Some(321))),
+            Some(ScalarValue::Utf8(Some("A".into())))
+        );
+        assert_eq!(
+            chr_of(ScalarValue::Int64(Some(32457964))),
+            Some(ScalarValue::Utf8(Some("\u{ec}".into())))
+        );
+        assert_eq!(
+            chr_of(ScalarValue::Float64(Some(68.12))),
+            Some(ScalarValue::Utf8(Some("D".into())))
+        );
+        assert_eq!(
+            chr_of(ScalarValue::Int64(Some(-1))),
+            Some(ScalarValue::Utf8(Some(String::new())))
+        );
+        assert_eq!(
+            chr_of(ScalarValue::Int64(None)),
+            Some(ScalarValue::Utf8(None))
+        );
+    }
 
     #[test]
     fn sentences_split_as_java() {
