@@ -1,7 +1,7 @@
 //! Hive's conversions the HiveQL rewrites put into plans: a value as Hive writes it as text
 //! (`hive_to_string`, `hive_cast_to_string`), text before its cast to an integer
 //! (`hive_integer_text`), and a value given a Hive type Arrow cannot express (`hive_typed`:
-//! `varchar(n)` truncated, `char(n)` padded, `interval_year_month`), the declared type
+//! `varchar(n)` truncated, `char(n)` padded), the declared type
 //! travelling in the result field's metadata ([`HIVE_TYPE_KEY`]) so clients see Hive's type
 //! name and qualifiers.
 
@@ -9,8 +9,8 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use apiary_hive_types::types::{HiveType, HIVE_TYPE_KEY};
-use arrow::array::{Array, ArrayRef, AsArray, IntervalYearMonthArray, StringArray};
-use arrow::datatypes::{DataType, Field, FieldRef, IntervalUnit};
+use arrow::array::{Array, ArrayRef, AsArray, StringArray};
+use arrow::datatypes::{DataType, Field, FieldRef};
 use datafusion::common::{exec_err, plan_err, Result, ScalarValue};
 use datafusion::logical_expr::{
     ColumnarValue, ReturnFieldArgs, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl, Signature,
@@ -217,9 +217,6 @@ fn declared(args: &[Option<&ScalarValue>]) -> Result<HiveType> {
         Some(Some(ScalarValue::Utf8(Some(s)))) => s.clone(),
         _ => return plan_err!("hive_typed expects a constant type name"),
     };
-    if text == "interval_year_month" {
-        return Ok(HiveType::IntervalYearMonth);
-    }
     match HiveType::parse(&text) {
         Some(t @ (HiveType::Varchar(_) | HiveType::Char(_))) => Ok(t),
         _ => plan_err!("hive_typed: unsupported type {text}"),
@@ -242,13 +239,9 @@ impl ScalarUDFImpl for HiveTyped {
 
     fn return_field_from_args(&self, args: ReturnFieldArgs) -> Result<FieldRef> {
         let t = declared(args.scalar_arguments)?;
-        let dt = match t {
-            HiveType::IntervalYearMonth => DataType::Interval(IntervalUnit::YearMonth),
-            _ => DataType::Utf8,
-        };
         let metadata = HashMap::from([(HIVE_TYPE_KEY.to_string(), t.to_string())]);
         Ok(Arc::new(
-            Field::new(self.name(), dt, true).with_metadata(metadata),
+            Field::new(self.name(), DataType::Utf8, true).with_metadata(metadata),
         ))
     }
 
@@ -257,13 +250,8 @@ impl ScalarUDFImpl for HiveTyped {
             .return_field
             .metadata()
             .get(HIVE_TYPE_KEY)
-            .and_then(|s| {
-                if s == "interval_year_month" {
-                    Some(HiveType::IntervalYearMonth)
-                } else {
-                    HiveType::parse(s)
-                }
-            }) {
+            .and_then(|s| HiveType::parse(s))
+        {
             Some(t) => t,
             None => return exec_err!("hive_typed: missing declared type"),
         };
@@ -281,18 +269,6 @@ impl ScalarUDFImpl for HiveTyped {
                 v.extend(std::iter::repeat_n(' ', n as usize - len));
                 v
             })?),
-            HiveType::IntervalYearMonth => match array.data_type() {
-                DataType::Interval(IntervalUnit::MonthDayNano) => {
-                    let a = array.as_primitive::<arrow::datatypes::IntervalMonthDayNanoType>();
-                    Arc::new(
-                        a.iter()
-                            .map(|v| v.map(|v| v.months))
-                            .collect::<IntervalYearMonthArray>(),
-                    )
-                }
-                DataType::Interval(IntervalUnit::YearMonth) => array,
-                other => return exec_err!("cannot read {other} as interval_year_month"),
-            },
             _ => return exec_err!("hive_typed: unsupported type"),
         };
         Ok(ColumnarValue::Array(out))

@@ -354,31 +354,17 @@ mod tests {
 
     #[test]
     fn chr_as_hive() {
-        let chr_of = |v: ScalarValue| chr(&[v]).ok();
-        assert_eq!(
-            chr_of(ScalarValue::Int64(Some(65))),
-            Some(ScalarValue::Utf8(Some("A".into())))
-        );
-        assert_eq!(
-            chr_of(ScalarValue::Int64(Some(321))),
-            Some(ScalarValue::Utf8(Some("A".into())))
-        );
-        assert_eq!(
-            chr_of(ScalarValue::Int64(Some(32457964))),
-            Some(ScalarValue::Utf8(Some("\u{ec}".into())))
-        );
-        assert_eq!(
-            chr_of(ScalarValue::Float64(Some(68.12))),
-            Some(ScalarValue::Utf8(Some("D".into())))
-        );
-        assert_eq!(
-            chr_of(ScalarValue::Int64(Some(-1))),
-            Some(ScalarValue::Utf8(Some(String::new())))
-        );
-        assert_eq!(
-            chr_of(ScalarValue::Int64(None)),
-            Some(ScalarValue::Utf8(None))
-        );
+        let text = |s: &str| ScalarValue::Utf8(Some(s.into()));
+        for (n, want) in [
+            (ScalarValue::Int64(Some(65)), text("A")),
+            (ScalarValue::Int64(Some(321)), text("A")),
+            (ScalarValue::Int64(Some(32457964)), text("\u{ec}")),
+            (ScalarValue::Float64(Some(68.12)), text("D")),
+            (ScalarValue::Int64(Some(-1)), text("")),
+            (ScalarValue::Int64(None), ScalarValue::Utf8(None)),
+        ] {
+            assert_eq!(chr(std::slice::from_ref(&n)).ok(), Some(want), "chr({n})");
+        }
     }
 
     #[test]

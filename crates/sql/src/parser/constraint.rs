@@ -217,6 +217,14 @@ impl P<'_> {
 /// `texts[i]` for its position `i` in the row (NULL past the end); `None` when the query is
 /// not VALUES or writes no DEFAULT.
 pub fn values_with_defaults(query: &str, texts: &[String]) -> Result<Option<String>, SqlError> {
+    // Most INSERTs write no DEFAULT: their text (a large VALUES too) is not lexed again.
+    let mentions = query
+        .as_bytes()
+        .windows(7)
+        .any(|w| w.eq_ignore_ascii_case(b"default"));
+    if !mentions {
+        return Ok(None);
+    }
     let toks = lex(query)?;
     let is_values = matches!(toks.first().map(|t| &t.tok), Some(Tok::Word(w)) if w.eq_ignore_ascii_case("values"));
     if !is_values {
