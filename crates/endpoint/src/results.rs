@@ -55,6 +55,7 @@ pub fn type_id(t: &HiveType, protocol: i32) -> TTypeId {
         HiveType::Array(_) => TTypeId::ARRAY_TYPE,
         HiveType::Map(_, _) => TTypeId::MAP_TYPE,
         HiveType::Struct(_) => TTypeId::STRUCT_TYPE,
+        HiveType::Union(_) => TTypeId::UNION_TYPE,
         HiveType::Null => TTypeId::NULL_TYPE,
     }
 }

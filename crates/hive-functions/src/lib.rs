@@ -105,6 +105,7 @@ pub fn register(ctx: &SessionContext) {
     scalar::calendar::register(ctx);
     scalar::text::register(ctx);
     scalar::interval::register(ctx);
+    scalar::union::register(ctx);
     scalar::mask::register(ctx);
     aggregate::histogram::register(ctx);
     scalar::arrays::register(ctx);

@@ -31,7 +31,8 @@ pub fn cell_text(array: &dyn Array, row: usize) -> Option<String> {
         | DataType::LargeList(_)
         | DataType::FixedSizeList(_, _)
         | DataType::Map(_, _)
-        | DataType::Struct(_) => write_json(&mut out, array, row),
+        | DataType::Struct(_)
+        | DataType::Union(_, _) => write_json(&mut out, array, row),
         _ => write_scalar(&mut out, array, row, false),
     }
     Some(out)
@@ -86,6 +87,16 @@ fn write_json(out: &mut String, array: &dyn Array, row: usize) {
                     out.push(':');
                     write_json(out, s.column(i).as_ref(), row);
                 }
+                out.push('}');
+            }
+        }
+        DataType::Union(_, _) => {
+            // Hive's text of a union: `{tag:value}`.
+            if let Some(u) = array.as_union_opt() {
+                let tag = u.type_id(row);
+                let _ = write!(out, "{{{tag}:");
+                let child = u.child(tag);
+                write_json(out, child.as_ref(), u.value_offset(row));
                 out.push('}');
             }
         }

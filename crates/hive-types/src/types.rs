@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
 
-use arrow::datatypes::{DataType, Field, Fields, IntervalUnit, TimeUnit};
+use arrow::datatypes::{DataType, Field, Fields, IntervalUnit, TimeUnit, UnionFields, UnionMode};
 
 /// Field metadata key holding a column's declared Hive type, e.g. `varchar(10)`.
 pub const HIVE_TYPE_KEY: &str = "hive.type";
@@ -57,6 +57,8 @@ pub enum HiveType {
     Map(Box<HiveType>, Box<HiveType>),
     /// STRUCT<name:type, ...>
     Struct(Vec<(String, HiveType)>),
+    /// UNIONTYPE<t0, t1, ...>: one value of one of the types, with its tag (the type's index).
+    Union(Vec<HiveType>),
     /// The type of an untyped NULL (`void`).
     Null,
 }
@@ -119,7 +121,9 @@ impl HiveType {
             ),
             DataType::Dictionary(_, v) => HiveType::of(v),
             DataType::RunEndEncoded(_, v) => HiveType::of(v.data_type()),
-            DataType::Union(_, _) => HiveType::String,
+            DataType::Union(fields, _) => {
+                HiveType::Union(fields.iter().map(|(_, f)| HiveType::of_field(f)).collect())
+            }
         }
     }
 
@@ -177,6 +181,7 @@ impl HiveType {
                     .collect::<Vec<_>>()
                     .into(),
             ),
+            HiveType::Union(members) => DataType::Union(union_fields(members), UnionMode::Sparse),
             HiveType::Null => DataType::Null,
         }
     }
@@ -194,14 +199,42 @@ impl HiveType {
         }
     }
 
-    /// Whether the type is ARRAY, MAP or STRUCT.
+    /// Whether the type is a UNIONTYPE or holds one.
+    pub fn has_union(&self) -> bool {
+        match self {
+            HiveType::Union(_) => true,
+            HiveType::Array(e) => e.has_union(),
+            HiveType::Map(k, v) => k.has_union() || v.has_union(),
+            HiveType::Struct(fields) => fields.iter().any(|(_, t)| t.has_union()),
+            _ => false,
+        }
+    }
+
+    /// Whether the type is ARRAY, MAP, STRUCT or UNIONTYPE.
     pub fn is_complex(&self) -> bool {
         matches!(
             self,
-            HiveType::Array(_) | HiveType::Map(_, _) | HiveType::Struct(_)
+            HiveType::Array(_) | HiveType::Map(_, _) | HiveType::Struct(_) | HiveType::Union(_)
         )
     }
 }
+
+/// The Arrow members of a UNIONTYPE: member `i` has type id `i` (Hive's tag) and is named
+/// `tag_i`, the field name Hive's `extract_union` gives it.
+pub fn union_fields(members: &[HiveType]) -> UnionFields {
+    let mut ids = Vec::with_capacity(members.len());
+    let mut fields = Vec::with_capacity(members.len());
+    for (i, t) in members.iter().enumerate() {
+        // A UNIONTYPE has at most i8::MAX members: the parser refuses more.
+        let id = i8::try_from(i).unwrap_or(i8::MAX);
+        ids.push(id);
+        fields.push(t.to_field(&format!("tag_{i}")));
+    }
+    UnionFields::from_iter(ids.into_iter().zip(fields.into_iter().map(Arc::new)))
+}
+
+/// Members a UNIONTYPE may have: Arrow's type ids are `i8`.
+const MAX_UNION_MEMBERS: usize = 127;
 
 /// Nesting allowed in a type name, so a hostile one cannot exhaust the stack.
 const MAX_TYPE_DEPTH: usize = 64;
@@ -324,6 +357,25 @@ impl TypeParser<'_> {
                 }
                 HiveType::Struct(fields)
             }
+            "uniontype" => {
+                if !self.eat(b'<') {
+                    return None;
+                }
+                let mut members = Vec::new();
+                loop {
+                    members.push(self.parse_type()?);
+                    if self.eat(b'>') {
+                        break;
+                    }
+                    if !self.eat(b',') {
+                        return None;
+                    }
+                }
+                if members.len() > MAX_UNION_MEMBERS {
+                    return None;
+                }
+                HiveType::Union(members)
+            }
             "interval_year_month" => HiveType::IntervalYearMonth,
             "interval_day_time" => HiveType::IntervalDayTime,
             "timestamp" => {
@@ -415,6 +467,16 @@ impl fmt::Display for HiveType {
                 }
                 f.write_str(">")
             }
+            HiveType::Union(members) => {
+                f.write_str("uniontype<")?;
+                for (i, t) in members.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(",")?;
+                    }
+                    write!(f, "{t}")?;
+                }
+                f.write_str(">")
+            }
             HiveType::Null => f.write_str("void"),
         }
     }
@@ -454,6 +516,20 @@ mod tests {
         assert_eq!(HiveType::parse("array<int"), None);
         assert_eq!(HiveType::parse("decimal(50,2)"), None);
         assert_eq!(HiveType::parse(&"array<".repeat(10_000)), None);
+        let u = HiveType::parse("UNIONTYPE<int, array<string>>");
+        assert_eq!(
+            u.as_ref().map(|t| t.to_string()).as_deref(),
+            Some("uniontype<int,array<string>>")
+        );
+        let arrow = u.map(|t| t.to_arrow());
+        assert_eq!(
+            arrow
+                .as_ref()
+                .map(|dt| HiveType::of(dt).to_string())
+                .as_deref(),
+            Some("uniontype<int,array<string>>")
+        );
+        assert_eq!(HiveType::parse("uniontype<>"), None);
         let f = HiveType::Varchar(5).to_field("v");
         assert_eq!(HiveType::of_field(&f), HiveType::Varchar(5));
     }

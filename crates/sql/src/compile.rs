@@ -390,10 +390,21 @@ impl SqlSession {
             auth.check(self.metastore.as_ref(), &subject, "QUERY", &needs)
                 .await?;
         }
+        // Hive qualifies the columns of `*` and of `t.col` in a SELECT's result (not those of
+        // a UNION's, since Hive 4) unless hive.resultset.use.unique.column.names is off.
+        let unique_names = self
+            .conf(UNIQUE_COLUMN_NAMES)
+            .is_none_or(|v| !v.trim().eq_ignore_ascii_case("false"));
         rewrite::to_datafusion(
             &mut statement,
             self.conf(crate::dialect::time_travel::LOCAL_TIME_ZONE),
         )?;
+        let naming = match &statement {
+            datafusion::sql::sqlparser::ast::Statement::Query(q) if unique_names => {
+                outer_select(&q.body).map(select_items)
+            }
+            _ => None,
+        };
         let explain = matches!(
             statement,
             datafusion::sql::sqlparser::ast::Statement::Explain { .. }
@@ -434,7 +445,8 @@ impl SqlSession {
             )),
             _ if explain => self.explain(plan).await,
             _ => {
-                let schema = result_schema(&state, &plan)?;
+                let plan = in_window_order(plan)?;
+                let schema = result_schema(&state, &plan, naming.as_deref())?;
                 Ok(Prepared::Query {
                     plan: QueryPlan {
                         ctx: self.ctx.clone(),
@@ -522,14 +534,198 @@ impl SqlSession {
     }
 }
 
+/// The key that has Hive name result columns `t.col` where the query names a table's column
+/// through `*` or `t.col`.
+const UNIQUE_COLUMN_NAMES: &str = "hive.resultset.use.unique.column.names";
+
+/// A query body's SELECT (in parentheses or not); none for a set operation or VALUES.
+fn outer_select(
+    body: &datafusion::sql::sqlparser::ast::SetExpr,
+) -> Option<&datafusion::sql::sqlparser::ast::Select> {
+    use datafusion::sql::sqlparser::ast::SetExpr;
+    match body {
+        SetExpr::Select(s) => Some(s),
+        SetExpr::Query(q) => outer_select(&q.body),
+        _ => None,
+    }
+}
+
+/// What a select list item gives the result, for Hive's unique column names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Item {
+    /// `*` or `t.*`: columns named by their table.
+    Wildcard,
+    /// A bare column, `key`: named without its table.
+    Bare,
+    /// Anything else: `t.col` is named by its table; aliases and expressions have none.
+    Other,
+}
+
+fn select_items(select: &datafusion::sql::sqlparser::ast::Select) -> Vec<Item> {
+    use datafusion::sql::sqlparser::ast::{Expr, SelectItem};
+    select
+        .projection
+        .iter()
+        .map(|item| match item {
+            SelectItem::Wildcard(_) | SelectItem::QualifiedWildcard(..) => Item::Wildcard,
+            SelectItem::UnnamedExpr(Expr::Identifier(_)) => Item::Bare,
+            _ => Item::Other,
+        })
+        .collect()
+}
+
+/// Which of `n` result columns come from bare columns of the select list `items`. Each item
+/// but a wildcard gives one column; the wildcards share the rest. With several wildcards the
+/// items between them cannot be placed, and count as not bare.
+fn bare_columns(items: &[Item], n: usize) -> Vec<bool> {
+    let mut bare = vec![false; n];
+    let wildcards = items.iter().filter(|i| **i == Item::Wildcard).count();
+    let first = items.iter().position(|i| *i == Item::Wildcard);
+    let last = items.iter().rposition(|i| *i == Item::Wildcard);
+    let (Some(first), Some(last)) = (first, last) else {
+        for (i, item) in items.iter().enumerate().take(n) {
+            bare[i] = *item == Item::Bare;
+        }
+        return bare;
+    };
+    if items.len() - wildcards > n {
+        return bare;
+    }
+    for (i, item) in items[..first].iter().enumerate() {
+        bare[i] = *item == Item::Bare;
+    }
+    for (k, item) in items[last + 1..].iter().rev().enumerate() {
+        bare[n - 1 - k] = *item == Item::Bare;
+    }
+    bare
+}
+
+/// A query whose rows come from window functions and that has no ORDER BY, its rows in the
+/// order Hive gives them: Hive computes windows on rows sorted by their partition keys
+/// (ascending, NULLs first) and the window's ORDER BY, and emits them in that order, so
+/// `SELECT .., rank() OVER (PARTITION BY k ORDER BY v) .. LIMIT 10` answers the first
+/// partitions. With windows of several specifications, the last one in the select list
+/// orders the rows, as Hive computes it last. The sort goes right above the windows; only
+/// projections, filters, limits and subquery aliases may stand between them and the top.
+fn in_window_order(plan: LogicalPlan) -> Result<LogicalPlan, SqlError> {
+    place_window_sort(plan, &[])
+        .map(|t| t.data)
+        .map_err(SqlError::from_planning)
+}
+
+/// [`in_window_order`] below `plan`; `named` are the columns the select list above names,
+/// last first.
+fn place_window_sort(
+    plan: LogicalPlan,
+    named: &[String],
+) -> datafusion::common::Result<datafusion::common::tree_node::Transformed<LogicalPlan>> {
+    use datafusion::common::tree_node::Transformed;
+    use datafusion::logical_expr::{Expr, LogicalPlanBuilder, Projection};
+    match plan {
+        LogicalPlan::Window(_) => {
+            let mut specs = Vec::new();
+            let mut node = &plan;
+            while let LogicalPlan::Window(w) = node {
+                for e in &w.window_expr {
+                    specs.push((e.schema_name().to_string(), e));
+                }
+                node = w.input.as_ref();
+            }
+            let chosen = named
+                .iter()
+                .find_map(|n| specs.iter().find(|(name, _)| name == n))
+                .or_else(|| specs.first());
+            let function = match chosen.map(|(_, e)| *e) {
+                Some(Expr::Alias(a)) => a.expr.as_ref(),
+                Some(e) => e,
+                None => return Ok(Transformed::no(plan)),
+            };
+            let Expr::WindowFunction(f) = function else {
+                return Ok(Transformed::no(plan));
+            };
+            let mut keys: Vec<datafusion::logical_expr::SortExpr> = f
+                .params
+                .partition_by
+                .iter()
+                .map(|e| e.clone().sort(true, true))
+                .collect();
+            keys.extend(f.params.order_by.iter().cloned());
+            if keys.is_empty() {
+                return Ok(Transformed::no(plan));
+            }
+            let sorted = LogicalPlanBuilder::from(plan).sort(keys)?.build()?;
+            Ok(Transformed::yes(sorted))
+        }
+        LogicalPlan::Projection(p) => {
+            let named: Vec<String> = p
+                .expr
+                .iter()
+                .rev()
+                .flat_map(|e| {
+                    let mut refs: Vec<String> = e
+                        .column_refs()
+                        .into_iter()
+                        .map(|c| c.name.clone())
+                        .collect();
+                    refs.sort();
+                    refs
+                })
+                .collect();
+            let placed = place_window_sort(Arc::unwrap_or_clone(p.input.clone()), &named)?;
+            if !placed.transformed {
+                return Ok(Transformed::no(LogicalPlan::Projection(p)));
+            }
+            let projection = Projection::try_new(p.expr, Arc::new(placed.data))?;
+            Ok(Transformed::yes(LogicalPlan::Projection(projection)))
+        }
+        LogicalPlan::Limit(_) | LogicalPlan::Filter(_) | LogicalPlan::SubqueryAlias(_) => {
+            let Some(input) = plan.inputs().first().map(|i| (*i).clone()) else {
+                return Ok(Transformed::no(plan));
+            };
+            let placed = place_window_sort(input, named)?;
+            if !placed.transformed {
+                return Ok(Transformed::no(plan));
+            }
+            let exprs = plan.expressions();
+            Ok(Transformed::yes(
+                plan.with_new_exprs(exprs, vec![placed.data])?,
+            ))
+        }
+        other => Ok(Transformed::no(other)),
+    }
+}
+
 /// The schema a query's rows will have: that of the analyzed plan, since type coercion (a
-/// UNION of a BIGINT and a DOUBLE column gives DOUBLE) can change the planned one.
+/// UNION of a BIGINT and a DOUBLE column gives DOUBLE) can change the planned one. With the
+/// outermost SELECT's `items` (Hive's unique column names), a column the plan still knows by
+/// its table (or subquery) and that the query did not name bare is named `table.column`.
 fn result_schema(
     state: &datafusion::execution::session_state::SessionState,
     plan: &LogicalPlan,
+    items: Option<&[Item]>,
 ) -> Result<SchemaRef, SqlError> {
     let analyzed = analyze(state, plan.clone())?;
-    Ok(Arc::new(analyzed.schema().as_arrow().clone()))
+    let schema = analyzed.schema();
+    let Some(items) = items else {
+        return Ok(Arc::new(schema.as_arrow().clone()));
+    };
+    let bare = bare_columns(items, schema.fields().len());
+    let fields: Vec<arrow::datatypes::Field> = schema
+        .iter()
+        .zip(bare)
+        .map(|((table, field), bare)| match table {
+            Some(t) if !bare => field.as_ref().clone().with_name(format!(
+                "{}.{}",
+                t.table().to_ascii_lowercase(),
+                field.name()
+            )),
+            _ => field.as_ref().clone(),
+        })
+        .collect();
+    Ok(Arc::new(arrow::datatypes::Schema::new_with_metadata(
+        fields,
+        schema.as_arrow().metadata().clone(),
+    )))
 }
 
 /// A plan after DataFusion's analyzer (type coercion and the like): its schema is the one its
@@ -639,6 +835,22 @@ fn changes_things(plan: &LogicalPlan) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn bare_columns_are_placed_around_wildcards() {
+        use Item::{Bare, Other, Wildcard};
+        assert_eq!(bare_columns(&[Bare, Other], 2), [true, false]);
+        assert_eq!(
+            bare_columns(&[Bare, Wildcard, Bare], 5),
+            [true, false, false, false, true]
+        );
+        // Between two wildcards nothing can be placed.
+        assert_eq!(
+            bare_columns(&[Wildcard, Bare, Wildcard], 4),
+            [false, false, false, false]
+        );
+        assert_eq!(bare_columns(&[Bare, Bare, Wildcard], 1), [false]);
+    }
 
     #[test]
     fn statements_are_stripped() {

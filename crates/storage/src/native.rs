@@ -434,6 +434,7 @@ impl TableProvider for NativeTable {
             let field = self.schema.field(i);
             let column = Expr::Column(datafusion::common::Column::from_name(raw.field(i).name()));
             let hive = HiveType::of_field(field);
+            let union = matches!(hive, HiveType::Union(_));
             let expr = if i < n_data {
                 let decoded = if field.data_type() == &arrow::datatypes::DataType::Utf8 {
                     column.clone()
@@ -451,11 +452,16 @@ impl TableProvider for NativeTable {
                         field.data_type().clone(),
                     ))
                 };
-                datafusion::logical_expr::when(
-                    column.eq(lit(null.clone())),
-                    lit(ScalarValue::try_from(field.data_type())?),
-                )
-                .otherwise(decoded)?
+                if union {
+                    // (A union has no NULL of its own: its decoding reads `\N` as a NULL member.)
+                    decoded
+                } else {
+                    datafusion::logical_expr::when(
+                        column.eq(lit(null.clone())),
+                        lit(ScalarValue::try_from(field.data_type())?),
+                    )
+                    .otherwise(decoded)?
+                }
             } else {
                 column
             };

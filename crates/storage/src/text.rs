@@ -126,6 +126,20 @@ pub fn decode_complex(
     field: &Field,
     layout: &TextLayout,
 ) -> Result<ArrayRef, arrow::error::ArrowError> {
+    decode_at(texts, t, field, layout, 0)
+}
+
+/// [`decode_complex`] of values nested at `level`.
+fn decode_at(
+    texts: &StringArray,
+    t: &HiveType,
+    field: &Field,
+    layout: &TextLayout,
+    level: usize,
+) -> Result<ArrayRef, arrow::error::ArrowError> {
+    if let (HiveType::Union(members), DataType::Union(fields, _)) = (t, field.data_type()) {
+        return decode_union(texts, members, fields, layout, level);
+    }
     let schema = Arc::new(Schema::new(vec![field.clone().with_nullable(true)]));
     let mut decoder = arrow::json::ReaderBuilder::new(schema)
         .with_strict_mode(false)
@@ -139,7 +153,7 @@ pub fn decode_complex(
         if texts.is_null(i) {
             line.push_str("null");
         } else {
-            to_json(texts.value(i), t, 0, layout, &mut line);
+            to_json(texts.value(i), t, level, layout, &mut line);
         }
         line.push_str("}\n");
         decoder.decode(line.as_bytes())?;
@@ -149,6 +163,43 @@ pub fn decode_complex(
         Some(b) => Ok(b.column(0).clone()),
         None => Ok(arrow::array::new_null_array(field.data_type(), texts.len())),
     }
+}
+
+/// Decodes UNIONTYPE values at `level` (a column, or a union's member): each text is its
+/// tag, the next level's separator and the value; each member decodes the values tagged with
+/// it. A text without a known tag is NULL (the first member's NULL, as a union has no NULL of
+/// its own). Unions inside arrays, maps and structs are not read (Arrow's JSON decoder has no
+/// unions).
+fn decode_union(
+    texts: &StringArray,
+    members: &[HiveType],
+    fields: &arrow::datatypes::UnionFields,
+    layout: &TextLayout,
+    level: usize,
+) -> Result<ArrayRef, arrow::error::ArrowError> {
+    let sep = separator(layout, level + 1);
+    let mut tags = Vec::with_capacity(texts.len());
+    let mut values: Vec<Vec<Option<&str>>> = vec![Vec::with_capacity(texts.len()); members.len()];
+    for i in 0..texts.len() {
+        let parsed = texts
+            .is_valid(i)
+            .then(|| texts.value(i))
+            .and_then(|t| t.split_once(sep))
+            .and_then(|(tag, v)| Some((tag.trim().parse::<usize>().ok()?, v)))
+            .filter(|(tag, _)| *tag < members.len());
+        let tag = parsed.map_or(0, |(tag, _)| tag);
+        tags.push(i8::try_from(tag).unwrap_or(0));
+        for (m, column) in values.iter_mut().enumerate() {
+            column.push(parsed.and_then(|(t, v)| (t == m).then_some(v)));
+        }
+    }
+    let mut children = Vec::with_capacity(members.len());
+    for ((member, (_, f)), column) in members.iter().zip(fields.iter()).zip(values) {
+        let texts = StringArray::from(column);
+        children.push(decode_at(&texts, member, f, layout, level + 1)?);
+    }
+    let union = arrow::array::UnionArray::try_new(fields.clone(), tags.into(), None, children)?;
+    Ok(Arc::new(union))
 }
 
 /// Encodes one complex value of `array` at `row` as Hive text at nesting `level`.
@@ -189,6 +240,20 @@ pub fn encode(array: &dyn Array, row: usize, level: usize, layout: &TextLayout, 
                 }
                 encode(c.as_ref(), row, level + 1, layout, out);
             }
+        }
+        // A union is its tag, the separator of the next level, and the value at that level.
+        DataType::Union(_, _) => {
+            let union = array.as_union();
+            let tag = union.type_id(row);
+            out.push_str(&tag.to_string());
+            out.push(separator(layout, level + 1));
+            encode(
+                union.child(tag).as_ref(),
+                union.value_offset(row),
+                level + 1,
+                layout,
+                out,
+            );
         }
         DataType::Binary | DataType::LargeBinary | DataType::BinaryView => {
             let one = encode_binary_column(&array.slice(row, 1));

@@ -298,7 +298,7 @@ fn hive_text_columns(
     let complex = |t: &DataType| {
         matches!(
             t,
-            DataType::List(_) | DataType::Map(_, _) | DataType::Struct(_)
+            DataType::List(_) | DataType::Map(_, _) | DataType::Struct(_) | DataType::Union(_, _)
         )
     };
     let binary = |t: &DataType| {
@@ -667,8 +667,44 @@ fn cast_to(a: &ArrayRef, t: &DataType) -> Result<ArrayRef, StorageError> {
     if a.data_type() == t {
         return Ok(a.clone());
     }
+    if let (DataType::Union(from, _), DataType::Union(to, mode)) = (a.data_type(), t) {
+        return cast_union(a, from, to, *mode);
+    }
     arrow::compute::cast(a, t)
         .map_err(|e| StorageError::Write(format!("cannot convert {} to {t}: {e}", a.data_type())))
+}
+
+/// A union as a union of other member types: each member's values converted, member by
+/// member (as Hive converts a union by its tag).
+fn cast_union(
+    a: &ArrayRef,
+    from: &arrow::datatypes::UnionFields,
+    to: &arrow::datatypes::UnionFields,
+    mode: arrow::datatypes::UnionMode,
+) -> Result<ArrayRef, StorageError> {
+    use arrow::array::AsArray;
+    let union = a.as_union();
+    let mismatch = || {
+        StorageError::Write(format!(
+            "cannot convert {} to {}",
+            a.data_type(),
+            DataType::Union(to.clone(), mode)
+        ))
+    };
+    if from.len() != to.len() || union.is_dense() || mode != arrow::datatypes::UnionMode::Sparse {
+        return Err(mismatch());
+    }
+    let mut children = Vec::with_capacity(to.len());
+    for ((from_id, _), (to_id, field)) in from.iter().zip(to.iter()) {
+        if from_id != to_id {
+            return Err(mismatch());
+        }
+        children.push(cast_to(union.child(from_id), field.data_type())?);
+    }
+    let ids = union.type_ids().clone();
+    let out = arrow::array::UnionArray::try_new(to.clone(), ids, None, children)
+        .map_err(|e| StorageError::Write(e.to_string()))?;
+    Ok(Arc::new(out))
 }
 
 fn take_rows(batch: &RecordBatch, indices: &[u32]) -> Result<RecordBatch, StorageError> {

@@ -10,4 +10,5 @@ pub(crate) mod mask;
 pub(crate) mod numbers;
 pub(crate) mod strings;
 pub(crate) mod text;
+pub(crate) mod union;
 pub(crate) mod xpath;

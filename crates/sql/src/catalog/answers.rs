@@ -340,6 +340,8 @@ pub fn jdbc_type(t: &HiveType) -> i32 {
         HiveType::Array(_) => 2003,
         HiveType::Map(_, _) => 2000,
         HiveType::Struct(_) => 2002,
+        // Hive's Type.UNION_TYPE is java.sql.Types.OTHER.
+        HiveType::Union(_) => 1111,
         HiveType::IntervalYearMonth | HiveType::IntervalDayTime => 1111,
         HiveType::Null => 0,
     }
@@ -508,6 +510,7 @@ pub fn type_info() -> Prepared {
         HiveType::Array(Box::new(HiveType::String)),
         HiveType::Map(Box::new(HiveType::String), Box::new(HiveType::String)),
         HiveType::Struct(vec![]),
+        HiveType::Union(vec![]),
     ];
     let rows = types
         .iter()
@@ -519,6 +522,7 @@ pub fn type_info() -> Prepared {
                 HiveType::Array(_) => "ARRAY".to_string(),
                 HiveType::Map(_, _) => "MAP".to_string(),
                 HiveType::Struct(_) => "STRUCT".to_string(),
+                HiveType::Union(_) => "UNIONTYPE".to_string(),
                 HiveType::Null => "VOID".to_string(),
                 other => other.to_string().to_uppercase(),
             };
@@ -543,7 +547,10 @@ pub fn type_info() -> Prepared {
                 Cell::Small(Some(
                     if matches!(
                         t,
-                        HiveType::Array(_) | HiveType::Map(_, _) | HiveType::Struct(_)
+                        HiveType::Array(_)
+                            | HiveType::Map(_, _)
+                            | HiveType::Struct(_)
+                            | HiveType::Union(_)
                     ) {
                         0
                     } else {

@@ -256,6 +256,20 @@ impl dyn Scope {
             // Under the table's names: a query may give two columns one name (`SELECT d, d`).
             let value = Expr::Column(given);
             let (from, to) = (field.data_type(), declared.data_type());
+            if matches!(to, DataType::Union(..)) && !matches!(from, DataType::Union(..)) {
+                // Hive converts a union only from a union.
+                return Err(SqlError::hive_at(
+                    HiveError::TargetTableColumnMismatch,
+                    "Line 1:12 ",
+                    format!(
+                        " '{}': Cannot convert column {} from {} to {}.",
+                        table.name,
+                        exprs.len(),
+                        apiary_storage::types::HiveType::of_field(field),
+                        apiary_storage::types::HiveType::of_field(&declared),
+                    ),
+                ));
+            }
             if from == to || to.is_nested() {
                 exprs.push(value.alias(&column.name));
                 continue;

@@ -424,6 +424,7 @@ impl dyn Scope {
                 }
             }
             let (format, serde) = resolve_format(&ct)?;
+            check_union_columns(&columns, &partition_keys, format)?;
             let (input, output, default_serde) = format.classes();
             let mut sd = StorageDescriptor {
                 columns,
@@ -674,6 +675,31 @@ pub(super) fn check_duplicates(cols: &[Column]) -> Result<(), SqlError> {
                 HiveError::DuplicateColumnNames,
                 format!(" {}", c.name),
             ));
+        }
+    }
+    Ok(())
+}
+
+/// UNIONTYPE columns: data columns of TEXTFILE tables only (Apiary reads and writes unions in
+/// LazySimpleSerDe's text; Parquet has no unions, and Hive's partition keys are primitive).
+fn check_union_columns(
+    columns: &[Column],
+    partition_keys: &[Column],
+    format: NativeFormat,
+) -> Result<(), SqlError> {
+    let union = |c: &&Column| HiveType::parse(&c.type_name).is_some_and(|t| t.has_union());
+    if let Some(c) = partition_keys.iter().find(union) {
+        return Err(SqlError::semantic(format!(
+            "Partition column {} of type {} must be of a primitive type",
+            c.name, c.type_name
+        )));
+    }
+    if format != NativeFormat::Text {
+        if let Some(c) = columns.iter().find(union) {
+            return Err(SqlError::Unsupported(format!(
+                "column {} of type {}: UNIONTYPE columns are kept in TEXTFILE tables only",
+                c.name, c.type_name
+            )));
         }
     }
     Ok(())

@@ -99,7 +99,7 @@ pub(crate) fn call_forms(f: &mut Function) {
 /// Functions whose result type depends on a constant argument (`round(d, 2)` is DECIMAL with
 /// 2 places): their integer literals stay bare, the form in which a function's typing sees
 /// them as constants.
-pub(crate) const TYPED_BY_CONSTANTS: [&str; 2] = ["round", "bround"];
+pub(crate) const TYPED_BY_CONSTANTS: [&str; 3] = ["round", "bround", "extract_union"];
 
 /// The patterns of `LIKE ALL (p1, ..)`, which the parser reads as a call of `all`.
 pub(crate) fn like_all_patterns(pattern: &Expr) -> Option<Vec<Expr>> {
