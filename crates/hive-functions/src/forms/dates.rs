@@ -66,8 +66,11 @@ const MICROSECONDS: DataType = DataType::Timestamp(TimeUnit::Microsecond, None);
 /// Spark's functions whose first argument Hive reads as a date (a timestamp or a date's text
 /// too, NULL when it is none) and, for `date_add` and `date_sub`, whose second is a number
 /// of days as an INT (any integer Hive takes); `factorial(n)` and `space(n)`, whose argument
-/// is an INT.
+/// is an INT; `from_utc_timestamp` and `to_utc_timestamp`, whose first is a TIMESTAMP (a
+/// DATE at its midnight, a text read as a timestamp).
 const SPARKS_WITH_HIVE_ARGUMENTS: &[&str] = &[
+    "from_utc_timestamp",
+    "to_utc_timestamp",
     "date_add",
     "date_sub",
     "last_day",
@@ -82,13 +85,15 @@ pub(crate) fn with_hive_arguments(function: Arc<ScalarUDF>) -> Option<ExprFn> {
     let name = *SPARKS_WITH_HIVE_ARGUMENTS
         .iter()
         .find(|n| **n == function.name())?;
-    let dates = !matches!(name, "factorial" | "space");
+    let timestamps = matches!(name, "from_utc_timestamp" | "to_utc_timestamp");
+    let dates = !timestamps && !matches!(name, "factorial" | "space");
     Some(ExprFn::new(name, 1..=usize::MAX, move |args, types| {
         let (args, types): (Vec<Expr>, Vec<DataType>) = args
             .into_iter()
             .zip(types)
             .enumerate()
             .map(|(i, (a, t))| match (i, name) {
+                (0, _) if timestamps => (try_cast(a, MICROSECONDS), MICROSECONDS),
                 (0, _) if dates => (try_cast(a, DataType::Date32), DataType::Date32),
                 (0, _) | (1, "date_add" | "date_sub") => {
                     (try_cast(a, DataType::Int32), DataType::Int32)

@@ -1,4 +1,4 @@
-//! Hive's arithmetic written as functions: `e()`, `negative(a)`, `positive(a)`, `mod(a, b)`
+//! Hive's arithmetic written as functions: `e()`, `radians(x)`, `degrees(x)`, `negative(a)`, `positive(a)`, `mod(a, b)`
 //! (`a % b`) and `pmod(a, b)` (`((a % b) + b) % b`, the remainder with b's sign), NULL by
 //! zero as Hive's `%` is; text is read as a DOUBLE, as in Hive's arithmetic.
 
@@ -22,6 +22,11 @@ fn numeric(types: &[DataType]) -> Result<Vec<DataType>> {
             }
         })
         .collect())
+}
+
+/// Every argument as a DOUBLE.
+fn as_double(types: &[DataType]) -> Result<Vec<DataType>> {
+    Ok(vec![DataType::Float64; types.len()])
 }
 
 /// `left op right` with both sides cast to the types DataFusion's coercion gives the
@@ -60,6 +65,18 @@ fn nonzero(b: Expr, t: &DataType) -> Result<Expr> {
 pub(crate) fn functions() -> Vec<ExprFn> {
     vec![
         ExprFn::new("e", 0..=0, |_, _| Ok(lit(std::f64::consts::E))),
+        // Java 8's Math.toRadians and Math.toDegrees, whose order of operations Hive's
+        // answers carry in their last digit (`radians(57.2958)` is 1.000000357564167).
+        ExprFn::new("radians", 1..=1, |args, _| {
+            let [a] = take(args)?;
+            Ok(a / lit(180.0) * lit(std::f64::consts::PI))
+        })
+        .coerced(as_double),
+        ExprFn::new("degrees", 1..=1, |args, _| {
+            let [a] = take(args)?;
+            Ok(a * lit(180.0) / lit(std::f64::consts::PI))
+        })
+        .coerced(as_double),
         ExprFn::new("negative", 1..=1, |args, _| {
             let [a] = take(args)?;
             Ok(Expr::Negative(Box::new(a)))

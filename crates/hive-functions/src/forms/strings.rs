@@ -11,8 +11,8 @@ use datafusion::common::{plan_err, Result, ScalarValue};
 use datafusion::functions::unicode::{strpos, substr};
 use datafusion::logical_expr::{cast, lit, when, Expr, ScalarUDF};
 
-use crate::conversion::hive_to_string_udf;
-use crate::forms::expr_fn::ExprFn;
+use crate::conversion::{hive_cast_to_string_udf, hive_to_string_udf};
+use crate::forms::expr_fn::{call_coerced, ExprFn};
 
 /// `NULL` of `t` when any of `args` is NULL, else `value`.
 fn null_if_any_null(args: &[Expr], t: &DataType, value: Expr) -> Result<Expr> {
@@ -34,6 +34,21 @@ fn extreme(name: &'static str, function: Arc<ScalarUDF>) -> ExprFn {
     .coerced(move |types| coerce.coerce_types(types))
 }
 
+/// `lpad`/`rpad(str, len, pad)`: a BOOLEAN string or pad is Hive's text of it (`TRUE`).
+fn pad(name: &'static str, function: Arc<ScalarUDF>) -> ExprFn {
+    ExprFn::new(name, 3..=3, move |args, types| {
+        let (args, types): (Vec<Expr>, Vec<DataType>) = args
+            .into_iter()
+            .zip(types)
+            .map(|(a, t)| match t {
+                DataType::Boolean => (hive_cast_to_string_udf().call(vec![a]), DataType::Utf8),
+                _ => (a, t.clone()),
+            })
+            .unzip();
+        call_coerced(&function, args, &types)
+    })
+}
+
 /// The functions of this family.
 pub(crate) fn functions() -> Vec<ExprFn> {
     vec![
@@ -47,6 +62,8 @@ pub(crate) fn functions() -> Vec<ExprFn> {
         }),
         extreme("greatest", datafusion::functions::core::greatest()),
         extreme("least", datafusion::functions::core::least()),
+        pad("lpad", datafusion::functions::unicode::lpad()),
+        pad("rpad", datafusion::functions::unicode::rpad()),
         // instr(str, substr): 1-based, 0 when absent; numbers and booleans as Hive's text.
         ExprFn::new("instr", 2..=2, |args, _| {
             let texts: Vec<Expr> = args

@@ -250,7 +250,8 @@ fn typed_number(parser: &mut Parser) -> Option<Expr> {
 /// DataFusion's ([`crate::dialect::window_spec::window_tokens`]). Statements and stored view
 /// texts go through it.
 pub(crate) fn tokenize(text: &str) -> Result<Vec<TokenWithSpan>, ParserError> {
-    let mut tokens = Tokenizer::new(&HiveQl::default(), text)
+    let text = split_doubled_quotes(text);
+    let mut tokens = Tokenizer::new(&HiveQl::default(), &text)
         .with_unescape(true)
         .tokenize_with_location()
         .map_err(|e| ParserError::TokenizerError(e.to_string()))?;
@@ -258,6 +259,68 @@ pub(crate) fn tokenize(text: &str) -> Result<Vec<TokenWithSpan>, ParserError> {
     crate::dialect::window_spec::window_tokens(&mut tokens);
     crate::dialect::interval_alt::interval_tokens(&mut tokens);
     Ok(tokens)
+}
+
+/// The text with a blank between a quoted string and a quote of the same kind right after it:
+/// Hive's lexer has no doubled-quote escape, so `'face''book'` is the two literals `'face'`
+/// `'book'`, one literal `'facebook'`, and not `face'book`. Backslash escapes, back-quoted
+/// names and comments are left as they are.
+fn split_doubled_quotes(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.contains("''") && !text.contains("\"\"") {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        out.push(c);
+        match c {
+            '\'' | '"' => {
+                while let Some(d) = chars.next() {
+                    out.push(d);
+                    if d == '\\' {
+                        if let Some(e) = chars.next() {
+                            out.push(e);
+                        }
+                    } else if d == c {
+                        if chars.peek() == Some(&c) {
+                            out.push(' ');
+                        }
+                        break;
+                    }
+                }
+            }
+            '`' => {
+                for d in chars.by_ref() {
+                    out.push(d);
+                    if d == '`' {
+                        break;
+                    }
+                }
+            }
+            '-' if chars.peek() == Some(&'-') => {
+                for d in chars.by_ref() {
+                    out.push(d);
+                    if d == '\n' {
+                        break;
+                    }
+                }
+            }
+            '/' if chars.peek() == Some(&'*') => {
+                out.push('*');
+                chars.next();
+                let mut star = false;
+                for d in chars.by_ref() {
+                    out.push(d);
+                    if star && d == '/' {
+                        break;
+                    }
+                    star = d == '*';
+                }
+            }
+            _ => {}
+        }
+    }
+    std::borrow::Cow::Owned(out)
 }
 
 /// One statement in Hive's dialect, parsed (a view's query, to name what it reads).
@@ -334,6 +397,21 @@ pub(crate) fn parse_error(e: ParserError) -> SqlError {
 mod tests {
     use super::*;
     use datafusion::sql::sqlparser::parser::Parser;
+
+    #[test]
+    fn doubled_quotes_are_two_literals() {
+        for (text, want) in [
+            ("'face''book'", "'face' 'book'"),
+            ("\"a\"\"b\" ''", "\"a\" \"b\" ''"),
+            (
+                "'it\\'s' `a''b` -- x''y\n'c'",
+                "'it\\'s' `a''b` -- x''y\n'c'",
+            ),
+            ("/*/ '' */ ''''", "/*/ '' */ '' ''"),
+        ] {
+            assert_eq!(split_doubled_quotes(text), want, "{text}");
+        }
+    }
 
     fn round_trip(sql: &str) -> String {
         Parser::parse_sql(&HiveQl::default(), sql).unwrap()[0].to_string()

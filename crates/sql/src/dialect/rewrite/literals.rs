@@ -7,7 +7,7 @@ use std::ops::ControlFlow;
 use datafusion::sql::sqlparser::ast::{
     visit_expressions_mut, CastKind, CharacterLength, DataType, DateTimeField, Expr, FunctionArg,
     FunctionArgExpr, FunctionArguments, GroupByExpr, OrderBy, OrderByKind, Query, SelectItem,
-    SetExpr, TimezoneInfo, Value, ValueWithSpan, VisitorMut,
+    SetExpr, TimezoneInfo, UnaryOperator, Value, ValueWithSpan, VisitorMut,
 };
 
 use crate::dialect::rewrite::functions::TYPED_BY_CONSTANTS;
@@ -96,6 +96,14 @@ pub(crate) fn int_literal(e: &mut Expr) {
             if let FunctionArguments::List(list) = &mut f.args {
                 for a in &mut list.args {
                     if let FunctionArg::Unnamed(FunctionArgExpr::Expr(x)) = a {
+                        // `-2` is a minus over the literal: the literal stays bare under it.
+                        let x = match x {
+                            Expr::UnaryOp {
+                                op: UnaryOperator::Minus,
+                                expr,
+                            } => &mut **expr,
+                            x => x,
+                        };
                         if let Expr::Cast {
                             expr,
                             data_type: DataType::Int(None),
