@@ -157,7 +157,7 @@ def test_managed_table_is_a_delta_table_deltalake_reads(server):
         assert [f.name for f in dt.schema().fields] == ["id", "name", "amount", "ok", "day", "seen", "tags",
                                                          "region"]
         cur.execute("INSERT INTO sales VALUES (1, 'a', 1.50, true, '2026-12-01', '2026-12-01 10:00:00', "
-                    "array('x'), 'eu'), (2, 'O''Neil', -2.25, false, NULL, NULL, array(), 'us')")
+                    "array('x'), 'eu'), (2, 'O\\'Neil', -2.25, false, NULL, NULL, array(), 'us')")
         dt = DeltaTable(path)
         assert dt.version() == 1  # one INSERT, one commit
         got = sorted(dt.to_pyarrow_table().to_pylist(), key=lambda r: r["id"])

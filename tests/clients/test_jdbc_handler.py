@@ -57,7 +57,7 @@ def test_managed_table_creates_writes_and_drops_the_remote_table(server, pg):
     tables, intents = metastore(server)
     assert "orders" in tables and intents == 0
 
-    cur.execute("INSERT INTO orders VALUES (1, 'a''b', 1.50, true, DATE '2024-01-02', "
+    cur.execute("INSERT INTO orders VALUES (1, 'a\\'b', 1.50, true, DATE '2024-01-02', "
                 "TIMESTAMP '2024-01-02 03:04:05.5'), (2, NULL, NULL, NULL, NULL, NULL)")
     assert pg.psql("SELECT id, name, amount, ok, day, seen FROM orders ORDER BY id", db="remote") == \
         "1|a'b|1.50|t|2024-01-02|2024-01-02 03:04:05.5\n2|||||\n"
@@ -347,7 +347,7 @@ def test_mariadb_managed_and_external_tables(server, maria):
         .startswith("apiary-op:")
     # A backslash (MySQL reads it as an escape in literals unless it is doubled).
     cur.execute("INSERT INTO m_orders VALUES (1, concat('back', chr(92), 'slash'), 1.50, true, DATE '2024-01-02'), "
-                "(2, 'it''s', NULL, false, NULL), (3, NULL, 3.25, NULL, NULL)")
+                "(2, 'it\\'s', NULL, false, NULL), (3, NULL, 3.25, NULL, NULL)")
     assert maria.sql("SELECT id, name, amount, ok, day FROM m_orders ORDER BY id", db="remote") == \
         "1\tback\\\\slash\t1.50\t1\t2024-01-02\n2\tit's\tNULL\t0\tNULL\n3\tNULL\t3.25\tNULL\tNULL\n"
     got = rows(cur, "SELECT id, name, ok, day FROM m_orders ORDER BY id")
@@ -356,7 +356,7 @@ def test_mariadb_managed_and_external_tables(server, maria):
     plan = "\n".join(r[-1] for r in rows(cur, "EXPLAIN SELECT count(*) FROM m_orders WHERE id >= 2"))
     assert "database=MySQL" in plan and "WHERE" in plan and "COUNT(*)" in plan, plan
     # Strings compare case-insensitively in MySQL: such filters are applied here instead.
-    assert rows(cur, "SELECT id FROM m_orders WHERE name = 'IT''S'") == []
+    assert rows(cur, "SELECT id FROM m_orders WHERE name = 'IT\\'S'") == []
     cur.execute("INSERT OVERWRITE TABLE m_orders SELECT 9, 'nine', 9.00, true, NULL")
     assert maria.sql("SELECT id, name FROM m_orders", db="remote") == "9\tnine\n"
     cur.execute("DROP TABLE m_orders")
