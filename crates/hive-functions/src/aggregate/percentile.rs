@@ -10,7 +10,6 @@ use arrow::array::{Array, ArrayRef, AsArray, Float64Array, ListArray};
 use arrow::buffer::OffsetBuffer;
 use arrow::datatypes::{DataType, Field, FieldRef, Float64Type};
 use datafusion::common::{exec_err, plan_err, Result, ScalarValue};
-use datafusion::functions_aggregate::percentile_cont::percentile_cont_udaf;
 use datafusion::logical_expr::expr::AggregateFunction;
 use datafusion::logical_expr::function::{
     AccumulatorArgs, AggregateFunctionSimplification, StateFieldsArgs,
@@ -128,11 +127,6 @@ impl AggregateUDFImpl for ExactPercentile {
             return exec_err!("{} requires 2 argument(s), got 1", self.name());
         };
         let (listed, percentiles) = percentiles(&constant(p, "the percentile")?)?;
-        if !self.discrete && !listed {
-            // One interpolated percentile is DataFusion's percentile_cont (the same
-            // interpolation, and the same state: the values as a list of DOUBLEs).
-            return percentile_cont_udaf().accumulator(args);
-        }
         // WITHIN GROUP (ORDER BY x DESC) counts the positions from the largest value.
         let descending = args.order_bys.first().is_some_and(|o| o.options.descending);
         Ok(Box::new(PercentileAccumulator {
@@ -177,7 +171,9 @@ impl PercentileAccumulator {
         }
         // The next value in order is the least of those selected above the low one.
         let b = above.iter().copied().min_by(f64::total_cmp).unwrap_or(a);
-        a + (position - low as f64) * (b - a)
+        // Hive's interpolation (UDAFPercentile), whose rounding its answers carry:
+        // 157.92999999999998 where `a + f * (b - a)` gives 157.93.
+        (high as f64 - position) * a + (position - low as f64) * b
     }
 
     /// The non-NULL values of `values`.
@@ -293,6 +289,15 @@ mod tests {
             ))
             .await,
             ["[3.0, 4.5, 1.5]", "5.0", "1.0"]
+        );
+        // Hive's rounding of the interpolation (udf_percentile: keys 40..49 of src).
+        let from = "FROM (VALUES (41), (42), (42), (43), (44), (47)) t(x)";
+        assert_eq!(
+            answers(&format!(
+                "SELECT percentile(x, 0.99), percentile(x, make_array(0.99)) {from}"
+            ))
+            .await,
+            ["46.849999999999994", "[46.849999999999994]"]
         );
     }
 }
