@@ -45,6 +45,8 @@ def test_result_column_names_are_hives_unique_names(conn):
         ("SELECT key AS k, key + 1, count(*) FROM uniq_names GROUP BY key", ["k", "_c1", "_c2"]),
         ("SELECT * FROM (SELECT key FROM uniq_names) s", ["s.key"]),
         ("SELECT key FROM uniq_names UNION ALL SELECT key FROM uniq_names", ["key"]),
+        ("SELECT key, key, uniq_names.value, uniq_names.value FROM uniq_names",
+         ["key", "key", "uniq_names.value", "uniq_names.value"]),
     ]
     for sql, names in cases:
         cur.execute(sql)

@@ -607,21 +607,51 @@ fn bare_columns(items: &[Item], n: usize) -> Vec<bool> {
 /// partitions. With windows of several specifications, the last one in the select list
 /// orders the rows, as Hive computes it last. The sort goes right above the windows; only
 /// projections, filters, limits and subquery aliases may stand between them and the top.
+/// Under a LIMIT, grouped rows (GROUP BY without grouping sets, DISTINCT) are likewise sorted
+/// by their keys, so `SELECT k, count(*) .. GROUP BY k LIMIT 10` gives Hive's first keys.
 fn in_window_order(plan: LogicalPlan) -> Result<LogicalPlan, SqlError> {
-    place_window_sort(plan, &[])
+    place_window_sort(plan, &[], false)
         .map(|t| t.data)
         .map_err(SqlError::from_planning)
 }
 
 /// [`in_window_order`] below `plan`; `named` are the columns the select list above names,
-/// last first.
+/// last first; `limited`, whether a LIMIT above takes some of the rows: then grouped rows
+/// (GROUP BY, DISTINCT) come sorted by their keys, NULLs first, as Hive's reducer emits
+/// them, so the LIMIT keeps Hive's rows.
 fn place_window_sort(
     plan: LogicalPlan,
     named: &[String],
+    limited: bool,
 ) -> datafusion::common::Result<datafusion::common::tree_node::Transformed<LogicalPlan>> {
     use datafusion::common::tree_node::Transformed;
-    use datafusion::logical_expr::{Expr, LogicalPlanBuilder, Projection};
+    use datafusion::logical_expr::{Distinct, Expr, LogicalPlanBuilder, Projection};
+    let sorted_by_columns = |plan: LogicalPlan, n: usize| {
+        let keys: Vec<datafusion::logical_expr::SortExpr> = plan
+            .schema()
+            .columns()
+            .into_iter()
+            .take(n)
+            .map(|c| Expr::Column(c).sort(true, true))
+            .collect();
+        LogicalPlanBuilder::from(plan).sort(keys)?.build()
+    };
     match plan {
+        LogicalPlan::Aggregate(ref a)
+            if limited
+                && !a.group_expr.is_empty()
+                && !a
+                    .group_expr
+                    .iter()
+                    .any(|e| matches!(e, Expr::GroupingSet(_))) =>
+        {
+            let n = a.group_expr.len();
+            Ok(Transformed::yes(sorted_by_columns(plan, n)?))
+        }
+        LogicalPlan::Distinct(Distinct::All(_)) if limited => {
+            let n = plan.schema().fields().len();
+            Ok(Transformed::yes(sorted_by_columns(plan, n)?))
+        }
         LogicalPlan::Window(_) => {
             let mut specs = Vec::new();
             let mut node = &plan;
@@ -671,7 +701,7 @@ fn place_window_sort(
                     refs
                 })
                 .collect();
-            let placed = place_window_sort(Arc::unwrap_or_clone(p.input.clone()), &named)?;
+            let placed = place_window_sort(Arc::unwrap_or_clone(p.input.clone()), &named, limited)?;
             if !placed.transformed {
                 return Ok(Transformed::no(LogicalPlan::Projection(p)));
             }
@@ -682,7 +712,8 @@ fn place_window_sort(
             let Some(input) = plan.inputs().first().map(|i| (*i).clone()) else {
                 return Ok(Transformed::no(plan));
             };
-            let placed = place_window_sort(input, named)?;
+            let limited = limited || matches!(&plan, LogicalPlan::Limit(l) if l.fetch.is_some());
+            let placed = place_window_sort(input, named, limited)?;
             if !placed.transformed {
                 return Ok(Transformed::no(plan));
             }
@@ -706,20 +737,30 @@ fn result_schema(
 ) -> Result<SchemaRef, SqlError> {
     let analyzed = analyze(state, plan.clone())?;
     let schema = analyzed.schema();
-    let Some(items) = items else {
-        return Ok(Arc::new(schema.as_arrow().clone()));
-    };
-    let bare = bare_columns(items, schema.fields().len());
+    let n = schema.fields().len();
+    let bare = items.map_or_else(|| vec![true; n], |items| bare_columns(items, n));
+    let qualify = items.is_some();
     let fields: Vec<arrow::datatypes::Field> = schema
         .iter()
         .zip(bare)
-        .map(|((table, field), bare)| match table {
-            Some(t) if !bare => field.as_ref().clone().with_name(format!(
-                "{}.{}",
-                t.table().to_ascii_lowercase(),
-                field.name()
-            )),
-            _ => field.as_ref().clone(),
+        .map(|((table, field), bare)| {
+            let name = field.name();
+            let written = crate::names::result_name(name);
+            let named = if written.len() != name.len() {
+                // A column the select list names again: as written, or bare.
+                match written.rsplit_once('.') {
+                    Some((_, column)) if !qualify => column.to_string(),
+                    _ => written.to_string(),
+                }
+            } else {
+                match table {
+                    Some(t) if qualify && !bare => {
+                        format!("{}.{}", t.table().to_ascii_lowercase(), name)
+                    }
+                    _ => return field.as_ref().clone(),
+                }
+            };
+            field.as_ref().clone().with_name(named)
         })
         .collect();
     Ok(Arc::new(arrow::datatypes::Schema::new_with_metadata(

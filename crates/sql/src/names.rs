@@ -19,9 +19,27 @@ pub fn server_tag(server_id: &str) -> String {
     format!("{:012x}", h & 0xffff_ffff_ffff)
 }
 
+/// What the rewrite appends to a column a SELECT list names again (`SELECT c, c`), which
+/// Hive allows and a plan's unique names do not: `c` is planned as `c<DUPLICATE>1`, and
+/// [`result_name`] gives the name back.
+pub const DUPLICATE: &str = "__apiary_again_";
+
+/// A result column's name without [`DUPLICATE`]'s suffix: the column as the query wrote it
+/// (`t.c` or `c`).
+pub fn result_name(name: &str) -> &str {
+    name.split_once(DUPLICATE)
+        .map_or(name, |(written, _)| written)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn repeated_columns_get_their_names_back() {
+        assert_eq!(result_name(&format!("t.c{DUPLICATE}3")), "t.c");
+        assert_eq!(result_name("c"), "c");
+    }
 
     #[test]
     fn tags_are_stable_and_distinct() {

@@ -152,7 +152,8 @@ impl dyn Scope {
             .fields()
             .iter()
             .map(|f| Column {
-                name: f.name().to_lowercase(),
+                // (A column named twice keeps one name: the duplicate is Hive's 10036.)
+                name: column_name(f.name()),
                 type_name: HiveType::of_field(f).to_string(),
                 comment: None,
             })
@@ -703,4 +704,15 @@ fn check_union_columns(
         }
     }
     Ok(())
+}
+
+/// A table's or view's column named by a query's result column (`c` for `t.c`, and for a
+/// column the select list names twice).
+pub(super) fn column_name(result: &str) -> String {
+    let written = crate::names::result_name(result);
+    written
+        .rsplit_once('.')
+        .filter(|_| written.len() != result.len())
+        .map_or(written, |(_, c)| c)
+        .to_lowercase()
 }

@@ -8,7 +8,7 @@ use super::scope::*;
 use crate::error::{HiveError, SqlError};
 use crate::parser::HiveStatement;
 use crate::prepared::Prepared;
-use crate::statement::table::check_duplicates;
+use crate::statement::table::{check_duplicates, column_name};
 use crate::types::HiveType;
 
 impl dyn Scope {
@@ -60,7 +60,7 @@ impl dyn Scope {
                         name: columns
                             .get(i)
                             .cloned()
-                            .unwrap_or_else(|| f.name().to_lowercase()),
+                            .unwrap_or_else(|| column_name(f.name())),
                         type_name: HiveType::of_field(f).to_string(),
                         comment: None,
                     })

@@ -282,6 +282,23 @@ impl VisitorMut for TableFunctionNames {
     }
 }
 
+/// The lower-case parts of a column reference (`t.c` is `["t", "c"]`).
+fn column_parts(e: &Expr) -> Option<Vec<String>> {
+    match e {
+        Expr::Identifier(id) => Some(vec![id.value.to_lowercase()]),
+        Expr::CompoundIdentifier(ids) => {
+            Some(ids.iter().map(|id| id.value.to_lowercase()).collect())
+        }
+        _ => None,
+    }
+}
+
+/// Whether two column references may name one column: the same text, or the same column
+/// name where one of them is bare.
+fn same_column(a: &[String], b: &[String]) -> bool {
+    a == b || ((a.len() == 1 || b.len() == 1) && a.last() == b.last())
+}
+
 /// Names unnamed expressions of the outermost SELECT `_c<i>`, as Hive does (after typing
 /// their literals, so the names are of the typed expressions).
 fn name_result_columns(body: &mut SetExpr) {
@@ -292,9 +309,23 @@ fn name_result_columns(body: &mut SetExpr) {
     }
     match body {
         SetExpr::Select(select) => {
+            let mut seen: Vec<Vec<String>> = Vec::new();
             for (i, item) in select.projection.iter_mut().enumerate() {
                 if let SelectItem::UnnamedExpr(e) = item {
-                    if !matches!(e, Expr::Identifier(_) | Expr::CompoundIdentifier(_)) {
+                    if let Some(parts) = column_parts(e) {
+                        // A column named again gets a name of its own, which the result
+                        // gives back as written (`SELECT a, c, c`).
+                        if seen.iter().any(|p| same_column(p, &parts)) {
+                            *item = SelectItem::ExprWithAlias {
+                                alias: Ident::with_quote(
+                                    '`',
+                                    format!("{}{}{i}", parts.join("."), crate::names::DUPLICATE),
+                                ),
+                                expr: e.clone(),
+                            };
+                        }
+                        seen.push(parts);
+                    } else {
                         *item = SelectItem::ExprWithAlias {
                             expr: e.clone(),
                             alias: Ident::new(format!("_c{i}")),
