@@ -135,4 +135,5 @@ pub fn with_hive_planning(builder: SessionStateBuilder) -> SessionStateBuilder {
         .with_analyzer_rules(coercion::analyzer_rules())
 }
 
+pub use scalar::datetime::set_time_zone;
 pub use session::register_session;

@@ -218,6 +218,12 @@ impl SqlSession {
 
     /// RESET: every key back to the server's value, or one key.
     fn reset(&mut self, key: &str) {
+        self.reset_keys(key);
+        // (The server's zone was checked when the session began.)
+        let _ = self.apply_time_zone();
+    }
+
+    fn reset_keys(&mut self, key: &str) {
         if key.is_empty() {
             self.hiveconf = self.defaults.clone();
         } else {

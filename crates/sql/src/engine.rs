@@ -283,6 +283,7 @@ impl Engine {
             roles: RoleSetting::Default,
             ddl_settle: self.ddl_settle,
         };
+        session.apply_time_zone()?;
         for (k, v) in opts.hiveconf {
             session.set_conf(&k, &v)?;
         }

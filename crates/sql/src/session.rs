@@ -179,6 +179,19 @@ impl SqlSession {
                 .map_err(|e| SqlError::hive(HiveError::Generic, e.to_string()))?;
         }
         self.hiveconf.insert(key.to_string(), value.to_string());
+        if key == crate::dialect::time_travel::LOCAL_TIME_ZONE {
+            self.apply_time_zone()?;
+        }
+        Ok(())
+    }
+
+    /// Has the session's functions of local times (`from_unixtime`, `unix_timestamp`) use
+    /// its `hive.local.time.zone`.
+    pub(crate) fn apply_time_zone(&self) -> Result<(), SqlError> {
+        let setting = self.conf(crate::dialect::time_travel::LOCAL_TIME_ZONE);
+        let zone = crate::dialect::time_travel::zone_of(setting)?;
+        let named = setting.map(str::trim).zip(zone);
+        apiary_hive_functions::set_time_zone(&self.ctx, named);
         Ok(())
     }
 

@@ -1,15 +1,18 @@
 //! Hive's date functions that take Java `SimpleDateFormat` patterns, which neither DataFusion
 //! (chrono's `%` patterns) nor datafusion-spark (Spark's `DateTimeFormatter` subset) read as
 //! Hive does: `date_format(d, fmt)`, `from_unixtime(secs [, fmt])` and
-//! `unix_timestamp([text [, fmt]])`. Times are read and written in UTC.
+//! `unix_timestamp([text [, fmt]])`. A TIMESTAMP is a local date and time; `from_unixtime`
+//! and `unix_timestamp` turn instants into local times and back in the session's
+//! `hive.local.time.zone` ([`set_time_zone`]), UTC until one is set, as Hive 3+ does.
 
 use std::fmt::Write as _;
 use std::sync::Arc;
 
+use arrow::array::timezone::Tz;
 use arrow::array::{Array, ArrayRef, AsArray, Int64Builder, StringBuilder};
 use arrow::compute::{cast_with_options, CastOptions};
 use arrow::datatypes::{DataType, TimeUnit};
-use chrono::{DateTime, NaiveDate, NaiveDateTime};
+use chrono::{DateTime, NaiveDate, NaiveDateTime, TimeZone as _};
 use datafusion::common::{exec_err, Result};
 use datafusion::logical_expr::{
     ColumnarValue, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl, Signature, TypeSignature,
@@ -29,6 +32,69 @@ pub fn register(ctx: &SessionContext) {
     ] {
         ctx.register_udf(ScalarUDF::from(f));
     }
+}
+
+/// Has `from_unixtime`, `unix_timestamp` and `to_unix_timestamp` of this context read and
+/// write local times in `zone` (its name, and the zone), UTC for None.
+pub fn set_time_zone(ctx: &SessionContext, zone: Option<(&str, Tz)>) {
+    let zone = zone.map(|(name, tz)| Zone {
+        name: name.to_string(),
+        tz,
+    });
+    let mut from = JavaPatterned::new("from_unixtime", Kind::FromUnixtime);
+    from.zone = zone.clone();
+    let mut unix = JavaPatterned::new("unix_timestamp", Kind::UnixTimestamp);
+    unix.zone = zone;
+    ctx.register_udf(ScalarUDF::from(from));
+    ctx.register_udf(ScalarUDF::from(unix).with_aliases(["to_unix_timestamp"]));
+}
+
+/// A session's time zone, known by its name.
+#[derive(Debug, Clone)]
+struct Zone {
+    name: String,
+    tz: Tz,
+}
+
+impl PartialEq for Zone {
+    fn eq(&self, other: &Self) -> bool {
+        self.name == other.name
+    }
+}
+
+impl Eq for Zone {}
+
+impl std::hash::Hash for Zone {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.name.hash(state)
+    }
+}
+
+/// Seconds since 1970-01-01 UTC of a local time in `zone` (UTC for None); a local time a
+/// clock change repeats is its earlier instant, one it skips is read an hour on, as Java's
+/// calendar reads it.
+fn epoch_seconds(local: NaiveDateTime, zone: Option<&Zone>) -> Option<i64> {
+    let Some(zone) = zone else {
+        return Some(local.and_utc().timestamp());
+    };
+    let mapped = zone.tz.from_local_datetime(&local);
+    mapped
+        .earliest()
+        .or_else(|| {
+            zone.tz
+                .from_local_datetime(&(local + chrono::Duration::hours(1)))
+                .earliest()
+        })
+        .map(|t| t.timestamp())
+}
+
+/// The local time in `zone` (UTC for None) of an instant, in seconds since 1970-01-01 UTC.
+fn local_time(seconds: i64, zone: Option<&Zone>) -> Option<NaiveDateTime> {
+    let utc = DateTime::from_timestamp(seconds, 0)?;
+    Some(match zone {
+        Some(zone) => zone.tz.from_utc_datetime(&utc.naive_utc()).naive_local(),
+        None => utc.naive_utc(),
+    })
 }
 
 /// A Java `SimpleDateFormat` pattern as a chrono format string; Java's error for a letter it
@@ -136,6 +202,8 @@ struct JavaPatterned {
     name: &'static str,
     kind: Kind,
     signature: Signature,
+    /// The session's zone of local times; UTC when None.
+    zone: Option<Zone>,
 }
 
 impl JavaPatterned {
@@ -159,6 +227,7 @@ impl JavaPatterned {
             name,
             kind,
             signature: Signature::one_of(arities, volatility),
+            zone: None,
         }
     }
 }
@@ -265,9 +334,7 @@ impl ScalarUDFImpl for JavaPatterned {
                     (0..rows)
                         .map(|i| {
                             (!a.is_null(i))
-                                .then(|| {
-                                    DateTime::from_timestamp(a.value(i), 0).map(|d| d.naive_utc())
-                                })
+                                .then(|| local_time(a.value(i), self.zone.as_ref()))
                                 .flatten()
                         })
                         .collect()
@@ -308,13 +375,16 @@ impl ScalarUDFImpl for JavaPatterned {
                             (false, Some(p)) => parse(text.value(i), cache.chrono(&p)?),
                             _ => None,
                         };
-                        b.append_option(parsed.map(|d| d.and_utc().timestamp()));
+                        b.append_option(parsed.and_then(|d| epoch_seconds(d, self.zone.as_ref())));
                     }
                 } else {
                     let t = column(first, &ts, rows)?;
                     let t = t.as_primitive::<arrow::datatypes::TimestampMicrosecondType>();
                     for i in 0..rows {
-                        b.append_option((!t.is_null(i)).then(|| t.value(i).div_euclid(1_000_000)));
+                        let local = (!t.is_null(i))
+                            .then(|| micros_to_datetime(t.value(i)))
+                            .flatten();
+                        b.append_option(local.and_then(|d| epoch_seconds(d, self.zone.as_ref())));
                     }
                 }
                 Arc::new(b.finish())

@@ -65,7 +65,7 @@ pub(crate) fn version_tokens(tokens: &mut [TokenWithSpan]) {
 pub(crate) const LOCAL_TIME_ZONE: &str = "hive.local.time.zone";
 
 /// The zone `hive.local.time.zone` names (an IANA name or an offset), None for UTC.
-fn zone_of(setting: Option<&str>) -> Result<Option<Tz>, SqlError> {
+pub(crate) fn zone_of(setting: Option<&str>) -> Result<Option<Tz>, SqlError> {
     match setting.map(str::trim) {
         None | Some("") => Ok(None),
         Some(z) if z.eq_ignore_ascii_case("LOCAL") => Ok(None),
