@@ -230,10 +230,18 @@ pub fn in_select_list(select: &mut Select) -> Result<()> {
             SelectItem::UnnamedExpr(Expr::Function(f)) if is_generator(f) => {
                 Some((f.clone(), vec![]))
             }
+            // `AS (a, b)`: the names the dialect joined into one alias.
             SelectItem::ExprWithAlias {
                 expr: Expr::Function(f),
                 alias,
-            } if is_generator(f) => Some((f.clone(), vec![alias.clone()])),
+            } if is_generator(f) => Some((
+                f.clone(),
+                alias
+                    .value
+                    .split(crate::names::COLUMN_ALIASES)
+                    .map(|name| Ident::new(name.to_lowercase()))
+                    .collect(),
+            )),
             _ => None,
         }
     };

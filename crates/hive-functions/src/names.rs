@@ -65,3 +65,7 @@ pub const WRONG_ARGUMENTS: &str = "Wrong arguments";
 /// Hive's text for a UDTF with other expressions in its select list (Hive's error 10081).
 pub const UDTF_MULTIPLE_EXPRESSIONS: &str =
     "Only a single expression in the SELECT clause is supported with UDTF's";
+
+/// What joins the names of `SELECT udtf(..) AS (a, b)` into the one alias the parser reads
+/// (the dialect writes it, the generators split it).
+pub const COLUMN_ALIASES: char = '\u{1f}';

@@ -64,6 +64,14 @@ pub(crate) fn functions() -> Vec<ExprFn> {
         extreme("least", datafusion::functions::core::least()),
         pad("lpad", datafusion::functions::unicode::lpad()),
         pad("rpad", datafusion::functions::unicode::rpad()),
+        // translate(str, from, to) of Hive's texts: a CHAR without its padding.
+        ExprFn::new("translate", 3..=3, |args, _| {
+            let texts: Vec<Expr> = args
+                .into_iter()
+                .map(|a| hive_to_string_udf().call(vec![a]))
+                .collect();
+            Ok(datafusion::functions::unicode::translate().call(texts))
+        }),
         // instr(str, substr): 1-based, 0 when absent; numbers and booleans as Hive's text.
         ExprFn::new("instr", 2..=2, |args, _| {
             let texts: Vec<Expr> = args

@@ -258,6 +258,7 @@ pub(crate) fn tokenize(text: &str) -> Result<Vec<TokenWithSpan>, ParserError> {
     crate::dialect::time_travel::version_tokens(&mut tokens);
     crate::dialect::window_spec::window_tokens(&mut tokens);
     crate::dialect::interval_alt::interval_tokens(&mut tokens);
+    column_alias_lists(&mut tokens);
     Ok(tokens)
 }
 
@@ -321,6 +322,54 @@ fn split_doubled_quotes(text: &str) -> std::borrow::Cow<'_, str> {
         }
     }
     std::borrow::Cow::Owned(out)
+}
+
+/// Hive's `SELECT udtf(..) AS (a, b)`: the names in parentheses after a call's `)` become one
+/// alias, joined by [`apiary_hive_functions::COLUMN_ALIASES`], which the generators split
+/// again. No other form has `) AS (` followed by a list of bare names.
+fn column_alias_lists(tokens: &mut Vec<TokenWithSpan>) {
+    use datafusion::sql::sqlparser::tokenizer::{Token, Word};
+    use syntax::{is_word, significant};
+    let mut from = 0;
+    loop {
+        let sig = significant(tokens);
+        let found = sig.windows(3).enumerate().skip(from).find_map(|(k, w)| {
+            let (close, as_, open) = (
+                &tokens[w[0]].token,
+                &tokens[w[1]].token,
+                &tokens[w[2]].token,
+            );
+            if *close != Token::RParen || !is_word(as_, "as") || *open != Token::LParen {
+                return None;
+            }
+            // Names separated by commas, then `)`.
+            let mut names = Vec::new();
+            let mut at = k + 3;
+            loop {
+                match tokens.get(*sig.get(at)?)?.token.clone() {
+                    Token::Word(word) => names.push(word.value),
+                    _ => return None,
+                }
+                match &tokens.get(*sig.get(at + 1)?)?.token {
+                    Token::Comma => at += 2,
+                    Token::RParen => return Some((k, at + 1, names)),
+                    _ => return None,
+                }
+            }
+        });
+        let Some((k, end, names)) = found else {
+            return;
+        };
+        let (open, close) = (sig[k + 2], sig[end]);
+        let span = tokens[open].span;
+        let alias = Token::Word(Word {
+            value: names.join(&apiary_hive_functions::COLUMN_ALIASES.to_string()),
+            quote_style: Some('`'),
+            keyword: datafusion::sql::sqlparser::keywords::Keyword::NoKeyword,
+        });
+        tokens.splice(open..=close, [TokenWithSpan::new(alias, span)]);
+        from = k + 1;
+    }
 }
 
 /// One statement in Hive's dialect, parsed (a view's query, to name what it reads).
