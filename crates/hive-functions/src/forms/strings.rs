@@ -24,14 +24,38 @@ fn null_if_any_null(args: &[Expr], t: &DataType, value: Expr) -> Result<Expr> {
 }
 
 /// Hive's `greatest` or `least` on DataFusion's `function`: its coercion (every argument to
-/// one type), NULL when any argument is.
+/// one type), NULL when any argument is. A FLOAT compared as a DECIMAL is the DECIMAL of its
+/// text, as Hive converts it (`-1.1`, not the DOUBLE `-1.100000023841858`): it arrives as
+/// text and is read as the DECIMAL here.
 fn extreme(name: &'static str, function: Arc<ScalarUDF>) -> ExprFn {
     let coerce = Arc::clone(&function);
     ExprFn::new(name, 1..=usize::MAX, move |args, types| {
-        let t = types.first().cloned().unwrap_or(DataType::Null);
+        let decimal = types.iter().find(|t| t.is_decimal()).cloned();
+        let t = decimal
+            .clone()
+            .or_else(|| types.first().cloned())
+            .unwrap_or(DataType::Null);
+        let args: Vec<Expr> = args
+            .into_iter()
+            .zip(types)
+            .map(|(a, at)| match &decimal {
+                Some(d) if *at == DataType::Utf8 => cast(a, d.clone()),
+                _ => a,
+            })
+            .collect();
         null_if_any_null(&args, &t, function.call(args.clone()))
     })
-    .coerced(move |types| coerce.coerce_types(types))
+    .coerced(move |types| {
+        let wanted = coerce.coerce_types(types)?;
+        Ok(types
+            .iter()
+            .zip(wanted)
+            .map(|(from, to)| match (from, &to) {
+                (DataType::Float16 | DataType::Float32, t) if t.is_decimal() => DataType::Utf8,
+                _ => to,
+            })
+            .collect())
+    })
 }
 
 /// `lpad`/`rpad(str, len, pad)`: a BOOLEAN string or pad is Hive's text of it (`TRUE`).
