@@ -52,6 +52,62 @@ pub(crate) fn analyzer_rules() -> Vec<Arc<dyn AnalyzerRule + Send + Sync>> {
     rules
 }
 
+/// A RANGE frame's numeric offsets over one DATE or TIMESTAMP key in Hive's units: days of a
+/// DATE, seconds of a TIMESTAMP (`ORDER BY hiredate RANGE 90 PRECEDING` is 90 days, where
+/// DataFusion's coercion would read 90 months). Whether an offset changed.
+fn range_offsets_in_key_units(
+    params: &mut datafusion::logical_expr::expr::WindowFunctionParams,
+    schema: &DFSchema,
+) -> bool {
+    use datafusion::common::ScalarValue;
+    use datafusion::logical_expr::{WindowFrameBound, WindowFrameUnits};
+    let frame = &mut params.window_frame;
+    if frame.units != WindowFrameUnits::Range || params.order_by.len() != 1 {
+        return false;
+    }
+    let Ok(key) = params.order_by[0].expr.get_type(schema) else {
+        return false;
+    };
+    let date = matches!(key, DataType::Date32 | DataType::Date64);
+    if !date && !is_timestamp(&key) {
+        return false;
+    }
+    let interval = |v: &ScalarValue| -> Option<ScalarValue> {
+        // (The planner gives a RANGE offset as its text, `'90'`, for the coercion to read.)
+        let n = match v {
+            ScalarValue::Utf8(Some(t)) | ScalarValue::LargeUtf8(Some(t)) => {
+                t.trim().parse().ok()?
+            }
+            v if !v.is_null() && v.data_type().is_numeric() => {
+                match v.cast_to(&DataType::Float64).ok()? {
+                    ScalarValue::Float64(Some(n)) => n,
+                    _ => return None,
+                }
+            }
+            _ => return None,
+        };
+        if !f64::is_finite(n) {
+            return None;
+        }
+        let (days, nanos) = if date {
+            (n.trunc() as i32, 0)
+        } else {
+            (0, (n * 1e9).round() as i64)
+        };
+        Some(ScalarValue::new_interval_mdn(0, days, nanos))
+    };
+    let mut changed = false;
+    for bound in [&mut frame.start_bound, &mut frame.end_bound] {
+        if let WindowFrameBound::Preceding(v) | WindowFrameBound::Following(v) = bound {
+            if let Some(i) = interval(v) {
+                *v = i;
+                changed = true;
+            }
+        }
+    }
+    changed
+}
+
 /// The analyzer rule (see the module's text).
 #[derive(Debug)]
 pub(crate) struct HiveTyping {
@@ -370,11 +426,13 @@ impl HiveTyping {
                     changed,
                 ))
             }
-            Expr::WindowFunction(mut w)
+            Expr::WindowFunction(mut w) => {
+                let mut changed = range_offsets_in_key_units(&mut w.params, schema);
                 if matches!(&w.fun, WindowFunctionDefinition::AggregateUDF(f)
-                    if crate::aggregate::text_as_double::reads_text(f.name())) =>
-            {
-                let changed = text_as_double(&mut w.params.args, schema);
+                    if crate::aggregate::text_as_double::reads_text(f.name()))
+                {
+                    changed |= text_as_double(&mut w.params.args, schema);
+                }
                 Ok(Transformed::new_transformed(
                     Expr::WindowFunction(w),
                     changed,
