@@ -246,6 +246,16 @@ pub fn in_select_list(select: &mut Select) -> Result<()> {
         }
     };
     let Some((f, aliases)) = select.projection.iter().find_map(generator) else {
+        let listed = select.projection.iter().any(|item| {
+            matches!(item, SelectItem::ExprWithAlias { alias, .. }
+                if alias.value.contains(crate::names::COLUMN_ALIASES))
+        });
+        if listed {
+            return plan_err!(
+                "AS (a, b, ..) names the columns of a table-generating function (explode, \
+                 posexplode, inline, stack, json_tuple, parse_url_tuple) only"
+            );
+        }
         return Ok(());
     };
     if select.projection.len() != 1 {

@@ -326,50 +326,63 @@ fn split_doubled_quotes(text: &str) -> std::borrow::Cow<'_, str> {
 
 /// Hive's `SELECT udtf(..) AS (a, b)`: the names in parentheses after a call's `)` become one
 /// alias, joined by [`apiary_hive_functions::COLUMN_ALIASES`], which the generators split
-/// again. No other form has `) AS (` followed by a list of bare names.
+/// again. No other form has `) AS (` followed by a list of bare names. One pass over the
+/// tokens.
 fn column_alias_lists(tokens: &mut Vec<TokenWithSpan>) {
     use datafusion::sql::sqlparser::tokenizer::{Token, Word};
     use syntax::{is_word, significant};
-    let mut from = 0;
-    loop {
-        let sig = significant(tokens);
-        let found = sig.windows(3).enumerate().skip(from).find_map(|(k, w)| {
-            let (close, as_, open) = (
-                &tokens[w[0]].token,
-                &tokens[w[1]].token,
-                &tokens[w[2]].token,
-            );
-            if *close != Token::RParen || !is_word(as_, "as") || *open != Token::LParen {
-                return None;
+    let sig = significant(tokens);
+    // The names of a list `( a, b, .. )` opening at significant token `k`, and where it ends.
+    let list = |k: usize| -> Option<(Vec<String>, usize)> {
+        let mut names = Vec::new();
+        let mut at = k + 1;
+        loop {
+            match &tokens.get(*sig.get(at)?)?.token {
+                Token::Word(word) => names.push(word.value.clone()),
+                _ => return None,
             }
-            // Names separated by commas, then `)`.
-            let mut names = Vec::new();
-            let mut at = k + 3;
-            loop {
-                match tokens.get(*sig.get(at)?)?.token.clone() {
-                    Token::Word(word) => names.push(word.value),
-                    _ => return None,
-                }
-                match &tokens.get(*sig.get(at + 1)?)?.token {
-                    Token::Comma => at += 2,
-                    Token::RParen => return Some((k, at + 1, names)),
-                    _ => return None,
-                }
+            match &tokens.get(*sig.get(at + 1)?)?.token {
+                Token::Comma => at += 2,
+                Token::RParen => return Some((names, at + 1)),
+                _ => return None,
             }
-        });
-        let Some((k, end, names)) = found else {
-            return;
-        };
-        let (open, close) = (sig[k + 2], sig[end]);
-        let span = tokens[open].span;
-        let alias = Token::Word(Word {
-            value: names.join(&apiary_hive_functions::COLUMN_ALIASES.to_string()),
-            quote_style: Some('`'),
-            keyword: datafusion::sql::sqlparser::keywords::Keyword::NoKeyword,
-        });
-        tokens.splice(open..=close, [TokenWithSpan::new(alias, span)]);
-        from = k + 1;
+        }
+    };
+    let mut lists = Vec::new();
+    let mut k = 0;
+    while k + 2 < sig.len() {
+        let found = tokens[sig[k]].token == Token::RParen
+            && is_word(&tokens[sig[k + 1]].token, "as")
+            && tokens[sig[k + 2]].token == Token::LParen;
+        match found.then(|| list(k + 2)).flatten() {
+            Some((names, end)) => {
+                lists.push((sig[k + 2], sig[end], names));
+                k = end + 1;
+            }
+            None => k += 1,
+        }
     }
+    if lists.is_empty() {
+        return;
+    }
+    let mut out = Vec::with_capacity(tokens.len());
+    let mut next = lists.into_iter().peekable();
+    let mut i = 0;
+    while i < tokens.len() {
+        if let Some((open, close, names)) = next.next_if(|(open, _, _)| *open == i) {
+            let alias = Token::Word(Word {
+                value: names.join(&apiary_hive_functions::COLUMN_ALIASES.to_string()),
+                quote_style: Some('`'),
+                keyword: datafusion::sql::sqlparser::keywords::Keyword::NoKeyword,
+            });
+            out.push(TokenWithSpan::new(alias, tokens[open].span));
+            i = close + 1;
+        } else {
+            out.push(tokens[i].clone());
+            i += 1;
+        }
+    }
+    *tokens = out;
 }
 
 /// One statement in Hive's dialect, parsed (a view's query, to name what it reads).

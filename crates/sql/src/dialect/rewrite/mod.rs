@@ -293,10 +293,34 @@ fn column_parts(e: &Expr) -> Option<Vec<String>> {
     }
 }
 
-/// Whether two column references may name one column: the same text, or the same column
-/// name where one of them is bare.
-fn same_column(a: &[String], b: &[String]) -> bool {
-    a == b || ((a.len() == 1 || b.len() == 1) && a.last() == b.last())
+/// The column references a select list has named so far. Two may name one column when they
+/// are the same text, or have the same column name and one of them is bare.
+#[derive(Default)]
+struct SeenColumns {
+    written: std::collections::HashSet<Vec<String>>,
+    names: std::collections::HashSet<String>,
+    bare: std::collections::HashSet<String>,
+}
+
+impl SeenColumns {
+    fn again(&self, parts: &[String]) -> bool {
+        let Some(name) = parts.last() else {
+            return false;
+        };
+        self.written.contains(parts)
+            || self.bare.contains(name)
+            || (parts.len() == 1 && self.names.contains(name))
+    }
+
+    fn add(&mut self, parts: Vec<String>) {
+        if let Some(name) = parts.last() {
+            self.names.insert(name.clone());
+            if parts.len() == 1 {
+                self.bare.insert(name.clone());
+            }
+        }
+        self.written.insert(parts);
+    }
 }
 
 /// Names unnamed expressions of the outermost SELECT `_c<i>`, as Hive does (after typing
@@ -309,13 +333,13 @@ fn name_result_columns(body: &mut SetExpr) {
     }
     match body {
         SetExpr::Select(select) => {
-            let mut seen: Vec<Vec<String>> = Vec::new();
+            let mut seen = SeenColumns::default();
             for (i, item) in select.projection.iter_mut().enumerate() {
                 if let SelectItem::UnnamedExpr(e) = item {
                     if let Some(parts) = column_parts(e) {
                         // A column named again gets a name of its own, which the result
                         // gives back as written (`SELECT a, c, c`).
-                        if seen.iter().any(|p| same_column(p, &parts)) {
+                        if seen.again(&parts) {
                             *item = SelectItem::ExprWithAlias {
                                 alias: Ident::with_quote(
                                     '`',
@@ -324,7 +348,7 @@ fn name_result_columns(body: &mut SetExpr) {
                                 expr: e.clone(),
                             };
                         }
-                        seen.push(parts);
+                        seen.add(parts);
                     } else {
                         *item = SelectItem::ExprWithAlias {
                             expr: e.clone(),
