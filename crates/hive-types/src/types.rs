@@ -222,15 +222,20 @@ impl HiveType {
 /// The Arrow members of a UNIONTYPE: member `i` has type id `i` (Hive's tag) and is named
 /// `tag_i`, the field name Hive's `extract_union` gives it.
 pub fn union_fields(members: &[HiveType]) -> UnionFields {
-    let mut ids = Vec::with_capacity(members.len());
-    let mut fields = Vec::with_capacity(members.len());
-    for (i, t) in members.iter().enumerate() {
-        // A UNIONTYPE has at most i8::MAX members: the parser refuses more.
-        let id = i8::try_from(i).unwrap_or(i8::MAX);
-        ids.push(id);
-        fields.push(t.to_field(&format!("tag_{i}")));
-    }
-    UnionFields::from_iter(ids.into_iter().zip(fields.into_iter().map(Arc::new)))
+    tagged_members(members.iter().map(|t| t.to_field("")))
+}
+
+/// `fields` as a union's members in [`union_fields`]' form: ids from 0, named `tag_<id>`.
+pub fn tagged_members(fields: impl IntoIterator<Item = Field>) -> UnionFields {
+    fields
+        .into_iter()
+        .enumerate()
+        .map(|(i, f)| {
+            // A UNIONTYPE has at most i8::MAX members: the parser and create_union refuse more.
+            let id = i8::try_from(i).unwrap_or(i8::MAX);
+            (id, Arc::new(f.with_name(format!("tag_{i}"))))
+        })
+        .collect()
 }
 
 /// Members a UNIONTYPE may have: Arrow's type ids are `i8`.

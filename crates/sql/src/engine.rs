@@ -283,7 +283,13 @@ impl Engine {
             roles: RoleSetting::Default,
             ddl_settle: self.ddl_settle,
         };
-        session.apply_time_zone()?;
+        // (The functions are registered in UTC; a server's zone replaces them.)
+        if session
+            .conf(crate::dialect::time_travel::LOCAL_TIME_ZONE)
+            .is_some()
+        {
+            session.apply_time_zone()?;
+        }
         for (k, v) in opts.hiveconf {
             session.set_conf(&k, &v)?;
         }

@@ -33,6 +33,7 @@ pub mod parser;
 mod partitions;
 pub mod prepared;
 pub mod redact;
+mod results;
 pub mod session;
 pub mod statement;
 pub mod task;

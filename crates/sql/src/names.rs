@@ -31,6 +31,16 @@ pub fn result_name(name: &str) -> &str {
         .map_or(name, |(written, _)| written)
 }
 
+/// A result column's name as a table's column: [`result_name`] without the table of a
+/// repeated column (`c` for `t.c<DUPLICATE>3`); other names as they are.
+pub fn bare_result_name(name: &str) -> &str {
+    let written = result_name(name);
+    match written.rsplit_once('.') {
+        Some((_, column)) if written.len() != name.len() => column,
+        _ => written,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -39,6 +49,8 @@ mod tests {
     fn repeated_columns_get_their_names_back() {
         assert_eq!(result_name(&format!("t.c{DUPLICATE}3")), "t.c");
         assert_eq!(result_name("c"), "c");
+        assert_eq!(bare_result_name(&format!("t.c{DUPLICATE}3")), "c");
+        assert_eq!(bare_result_name("c"), "c");
     }
 
     #[test]

@@ -25,22 +25,6 @@ pub fn register(ctx: &SessionContext) {
     ctx.register_udf(ScalarUDF::new_from_impl(ExtractUnion::new()));
 }
 
-/// The members of a union of values of `types`.
-fn members_of(types: &[DataType]) -> UnionFields {
-    types
-        .iter()
-        .enumerate()
-        .map(|(i, t)| {
-            // (At most 127 members: `create_union` refuses more.)
-            let id = i8::try_from(i).unwrap_or(i8::MAX);
-            (
-                id,
-                Arc::new(Field::new(format!("tag_{i}"), t.clone(), true)),
-            )
-        })
-        .collect()
-}
-
 /// `create_union(tag, v0, v1, ..)`.
 #[derive(Debug, PartialEq, Eq, Hash)]
 struct CreateUnion {
@@ -80,7 +64,11 @@ impl ScalarUDFImpl for CreateUnion {
     fn return_type(&self, arg_types: &[DataType]) -> Result<DataType> {
         check_arity(self.name(), &(2..=128), arg_types.len())?;
         Ok(DataType::Union(
-            members_of(&arg_types[1..]),
+            apiary_hive_types::types::tagged_members(
+                arg_types[1..]
+                    .iter()
+                    .map(|t| Field::new("", t.clone(), true)),
+            ),
             UnionMode::Sparse,
         ))
     }

@@ -709,10 +709,5 @@ fn check_union_columns(
 /// A table's or view's column named by a query's result column (`c` for `t.c`, and for a
 /// column the select list names twice).
 pub(super) fn column_name(result: &str) -> String {
-    let written = crate::names::result_name(result);
-    written
-        .rsplit_once('.')
-        .filter(|_| written.len() != result.len())
-        .map_or(written, |(_, c)| c)
-        .to_lowercase()
+    crate::names::bare_result_name(result).to_lowercase()
 }
