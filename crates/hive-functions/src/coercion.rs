@@ -15,6 +15,9 @@
 //! text with numbers as DOUBLEs (`'1.5' IN (1.5, 2)` is true, `'x' IN (1)` NULL), and a
 //! DECIMAL with a DOUBLE too (Hive's `getCommonClassForComparison`).
 //!
+//! **`min` and `max` of a STRUCT or ARRAY** rank a NULL field as Hive does (see
+//! [`crate::aggregate`]'s `nested_min_max`).
+//!
 //! **Numeric aggregates over text** (`sum`, `avg`, the variance family): the text is a
 //! DOUBLE, NULL where it is no number (see [`crate::aggregate`]'s `text_as_double`).
 //!
@@ -162,13 +165,23 @@ fn rewrap(e: &mut Expr, f: impl FnOnce(Expr) -> Expr) {
     *e = f(value);
 }
 
-/// The text among `args` read as DOUBLE (NULL where it is no number); whether any was.
-fn text_as_double(args: &mut [Expr], schema: &DFSchema) -> bool {
+/// The text among the arguments of aggregate `function` read as DOUBLE, NULL where it is no
+/// number; whether any was. Hive's `sum` counts such text as 0.0 (it marks its sum as not
+/// empty before it reads the number), so `sum('a')` is 0.0 where `avg('a')` is NULL.
+fn text_as_double(function: &str, args: &mut [Expr], schema: &DFSchema) -> bool {
     let mut changed = false;
     for arg in args.iter_mut() {
         if arg.get_type(schema).is_ok_and(|t| is_text(&t)) {
             rewrap(arg, |value| {
-                Expr::TryCast(TryCast::new(Box::new(value), DataType::Float64))
+                let number =
+                    Expr::TryCast(TryCast::new(Box::new(value.clone()), DataType::Float64));
+                if function != "sum" {
+                    return number;
+                }
+                let zero = datafusion::functions::core::expr_fn::coalesce(vec![number, lit(0f64)]);
+                datafusion::logical_expr::when(value.is_not_null(), zero)
+                    .otherwise(lit(ScalarValue::Float64(None)))
+                    .unwrap_or_else(|_| lit(ScalarValue::Float64(None)))
             });
             changed = true;
         }
@@ -267,6 +280,15 @@ pub(crate) fn hive_conversion(value: &Expr, from: &DataType, to: &DataType) -> O
         }
         t if is_decimal(t) && *to == DataType::Boolean => {
             Some(value.clone().not_eq(lit(ScalarValue::new_zero(t).ok()?)))
+        }
+        // Text to a TIMESTAMP as Hive's `Timestamp.valueOf` reads it (see
+        // `scalar::text_timestamp`).
+        t if is_text(t) && is_timestamp(to) => {
+            let micros = crate::scalar::text_timestamp::text_as_timestamp(value.clone());
+            Some(match to {
+                DataType::Timestamp(arrow::datatypes::TimeUnit::Microsecond, _) => micros,
+                _ => Expr::TryCast(TryCast::new(Box::new(micros), to.clone())),
+            })
         }
         t if is_text(t) && *to == DataType::Boolean => {
             let lowered = lower(value.clone());
@@ -416,11 +438,31 @@ impl HiveTyping {
                     changed,
                 ))
             }
+            // Hive's `min` and `max` of a STRUCT or ARRAY rank NULL fields apart.
+            Expr::AggregateFunction(mut f)
+                if matches!(f.func.name(), "min" | "max")
+                    && !crate::aggregate::nested_min_max::is_nested(&f.func) =>
+            {
+                let nested = f
+                    .params
+                    .args
+                    .first()
+                    .and_then(|a| a.get_type(schema).ok())
+                    .and_then(|t| crate::aggregate::nested_min_max::for_nested(f.func.name(), &t));
+                let changed = nested.is_some();
+                if let Some(nested) = nested {
+                    f.func = nested;
+                }
+                Ok(Transformed::new_transformed(
+                    Expr::AggregateFunction(f),
+                    changed,
+                ))
+            }
             // Hive's numeric aggregates read text as a DOUBLE, NULL where it is no number.
             Expr::AggregateFunction(mut f)
                 if crate::aggregate::text_as_double::reads_text(f.func.name()) =>
             {
-                let changed = text_as_double(&mut f.params.args, schema);
+                let changed = text_as_double(f.func.name(), &mut f.params.args, schema);
                 Ok(Transformed::new_transformed(
                     Expr::AggregateFunction(f),
                     changed,
@@ -431,7 +473,7 @@ impl HiveTyping {
                 if matches!(&w.fun, WindowFunctionDefinition::AggregateUDF(f)
                     if crate::aggregate::text_as_double::reads_text(f.name()))
                 {
-                    changed |= text_as_double(&mut w.params.args, schema);
+                    changed |= text_as_double(w.fun.name(), &mut w.params.args, schema);
                 }
                 Ok(Transformed::new_transformed(
                     Expr::WindowFunction(w),

@@ -2,6 +2,7 @@
 //! `datafusion-spark`'s).
 
 pub(crate) mod histogram;
+pub(crate) mod nested_min_max;
 pub(crate) mod ngrams;
 pub(crate) mod percentile;
 pub(crate) mod text_as_double;
