@@ -38,10 +38,15 @@ const FLOORS: &[(&str, &str)] = &[
     ("floor_year", "year"),
 ];
 
-/// A value as a timestamp in microseconds, NULL when it is none (nanoseconds would lose
-/// dates before 1677 and after 2262).
-fn timestamp(x: Expr) -> Expr {
-    try_cast(x, MICROSECONDS)
+/// A value of type `t` as a timestamp in microseconds, NULL when it is none (nanoseconds
+/// would lose dates before 1677 and after 2262); text is read as Hive reads it.
+fn timestamp(x: Expr, t: Option<&DataType>) -> Expr {
+    match t {
+        Some(DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View) => {
+            crate::scalar::text_timestamp::text_as_timestamp(x)
+        }
+        _ => try_cast(x, MICROSECONDS),
+    }
 }
 
 /// A text's time of day as Hive's `hour`, `minute` and `second` read it: a timestamp's text,
@@ -93,7 +98,7 @@ pub(crate) fn with_hive_arguments(function: Arc<ScalarUDF>) -> Option<ExprFn> {
             .zip(types)
             .enumerate()
             .map(|(i, (a, t))| match (i, name) {
-                (0, _) if timestamps => (try_cast(a, MICROSECONDS), MICROSECONDS),
+                (0, _) if timestamps => (timestamp(a, Some(t)), MICROSECONDS),
                 (0, _) if dates => (try_cast(a, DataType::Date32), DataType::Date32),
                 (0, _) | (1, "date_add" | "date_sub") => {
                     (try_cast(a, DataType::Int32), DataType::Int32)
@@ -120,7 +125,7 @@ pub(crate) fn functions() -> Vec<ExprFn> {
             } else {
                 x
             };
-            let mut part = date_part().call(vec![lit(field), timestamp(x)]);
+            let mut part = date_part().call(vec![lit(field), timestamp(x, types.first())]);
             if field == "dow" {
                 part = cast(part, DataType::Int32) + lit(1i32);
             }
@@ -128,9 +133,9 @@ pub(crate) fn functions() -> Vec<ExprFn> {
         })
     });
     let floors = FLOORS.iter().map(|&(name, unit)| {
-        ExprFn::new(name, 1..=1, move |args, _| {
+        ExprFn::new(name, 1..=1, move |args, types| {
             let [x] = take(args)?;
-            Ok(date_trunc().call(vec![lit(unit), timestamp(x)]))
+            Ok(date_trunc().call(vec![lit(unit), timestamp(x, types.first())]))
         })
     });
     // tumbling_window(ts, interval[, origin]): the start of ts's window, windows of the
@@ -148,8 +153,8 @@ pub(crate) fn functions() -> Vec<ExprFn> {
             }
             other => (width, other.clone()),
         };
-        let mut bin = vec![width, timestamp(ts)];
-        bin.extend(args.map(timestamp));
+        let mut bin = vec![width, timestamp(ts, types.first())];
+        bin.extend(args.map(|origin| timestamp(origin, types.get(2))));
         let mut bin_types = vec![width_type, MICROSECONDS];
         bin_types.extend(types.get(2).map(|_| MICROSECONDS));
         call_coerced(&date_bin(), bin, &bin_types)

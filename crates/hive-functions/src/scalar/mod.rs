@@ -10,5 +10,6 @@ pub(crate) mod mask;
 pub(crate) mod numbers;
 pub(crate) mod strings;
 pub(crate) mod text;
+pub(crate) mod text_timestamp;
 pub(crate) mod union;
 pub(crate) mod xpath;
