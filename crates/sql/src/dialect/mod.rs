@@ -259,6 +259,7 @@ pub(crate) fn tokenize(text: &str) -> Result<Vec<TokenWithSpan>, ParserError> {
     crate::dialect::window_spec::window_tokens(&mut tokens);
     crate::dialect::interval_alt::interval_tokens(&mut tokens);
     column_alias_lists(&mut tokens);
+    lateral_views_without_columns(&mut tokens);
     Ok(tokens)
 }
 
@@ -383,6 +384,80 @@ fn column_alias_lists(tokens: &mut Vec<TokenWithSpan>) {
         }
     }
     *tokens = out;
+}
+
+/// The clauses that may follow a `LATERAL VIEW` and that sqlparser would take for its column
+/// alias (it stops only at WHERE, GROUP, CLUSTER, HAVING and LATERAL).
+const AFTER_LATERAL_VIEW: &[&str] = &[
+    "limit",
+    "order",
+    "sort",
+    "distribute",
+    "window",
+    "union",
+    "intersect",
+    "except",
+    "minus",
+];
+
+/// Hive's `LATERAL VIEW f(..) t LIMIT 2`, with no column alias before a LIMIT, ORDER BY, SORT
+/// BY, DISTRIBUTE BY, WINDOW or UNION: a `WHERE TRUE` (which changes no row) goes before that
+/// clause, so sqlparser does not read its keyword as the column's name and the generator's
+/// columns keep Hive's default names (`col`, `key` and `value`, ..). One pass over the tokens.
+fn lateral_views_without_columns(tokens: &mut Vec<TokenWithSpan>) {
+    use syntax::{is_word, significant};
+    let sig = significant(tokens);
+    let word = |k: usize, w: &str| sig.get(k).is_some_and(|&i| is_word(&tokens[i].token, w));
+    let mut at = Vec::new();
+    let mut k = 0;
+    while k + 2 < sig.len() {
+        if !(word(k, "lateral") && word(k + 1, "view")) {
+            k += 1;
+            continue;
+        }
+        k += 2;
+        if word(k, "outer") {
+            k += 1;
+        }
+        // The generator's call: a name, then its balanced parentheses.
+        k += 1;
+        if sig.get(k).map(|&i| &tokens[i].token) != Some(&Token::LParen) {
+            continue;
+        }
+        let mut depth = 0usize;
+        while let Some(&i) = sig.get(k) {
+            match tokens[i].token {
+                Token::LParen => depth += 1,
+                Token::RParen => depth = depth.saturating_sub(1),
+                _ => {}
+            }
+            k += 1;
+            if depth == 0 {
+                break;
+            }
+        }
+        // The table alias, then the clause.
+        if !matches!(sig.get(k).map(|&i| &tokens[i].token), Some(Token::Word(_))) {
+            continue;
+        }
+        k += 1;
+        if AFTER_LATERAL_VIEW.iter().any(|w| word(k, w)) {
+            at.push(sig[k]);
+        }
+    }
+    for i in at.into_iter().rev() {
+        let span = tokens[i].span;
+        let inserted = [
+            Token::make_keyword("WHERE"),
+            Token::Whitespace(datafusion::sql::sqlparser::tokenizer::Whitespace::Space),
+            Token::make_keyword("TRUE"),
+            Token::Whitespace(datafusion::sql::sqlparser::tokenizer::Whitespace::Space),
+        ];
+        tokens.splice(
+            i..i,
+            inserted.into_iter().map(|t| TokenWithSpan::new(t, span)),
+        );
+    }
 }
 
 /// One statement in Hive's dialect, parsed (a view's query, to name what it reads).
