@@ -34,6 +34,10 @@ pub const CONSTRAINT_VIOLATED: &str = "Either CHECK or NOT NULL constraint viola
 /// 'unit')` (`'year to month'`, `'day'`, ..), a year-month or day-time interval.
 pub const HIVE_INTERVAL: &str = "hive_interval";
 
+/// Name of the function the rewrite of Hive's `matchpath` table function matches a
+/// partition's rows with (`scalar::match_path`).
+pub const MATCH_PATH: &str = "hive_matchpath";
+
 /// Functions the rewrites insert, not for users (SHOW FUNCTIONS leaves them out).
 pub const INTERNAL: &[&str] = &[
     HIVE_TYPED,
@@ -44,6 +48,7 @@ pub const INTERNAL: &[&str] = &[
     JSON_FIELD,
     STRUCT_FIELD,
     HIVE_INTERVAL,
+    MATCH_PATH,
 ];
 
 /// the endpoint answers as, so tools that read it (dbt-hive) see the Hive they talk to.

@@ -321,7 +321,25 @@ impl SqlSession {
 
     async fn plan_sql(&mut self, text: &str) -> Result<Prepared, SqlError> {
         let dialect = HiveQl::default();
-        let tokens = crate::dialect::tokenize(text).map_err(crate::dialect::parse_error)?;
+        let mut tokens = crate::dialect::tokenize(text).map_err(crate::dialect::parse_error)?;
+        // Hive's table functions (`matchpath(ON t ..)`) become queries over their sources,
+        // whose columns planning `SELECT * FROM source` gives.
+        let calls = crate::dialect::ptf::calls(&tokens)?;
+        if !calls.is_empty() {
+            let mut expansions = Vec::with_capacity(calls.len());
+            for call in calls {
+                let source = Box::pin(self.plan_query(&call.source_query())).await?;
+                let columns: Vec<String> = source
+                    .schema()
+                    .fields()
+                    .iter()
+                    .map(|f| f.name().clone())
+                    .collect();
+                let (from, to) = call.range();
+                expansions.push((from, to, call.expand(&columns)?));
+            }
+            crate::dialect::ptf::splice(&mut tokens, expansions)?;
+        }
         let limit = self.max_nesting();
         let operators = rewrite::operator_count(&tokens);
         if operators > limit.saturating_mul(OPERATORS_PER_LEVEL) {

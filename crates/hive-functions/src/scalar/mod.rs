@@ -7,6 +7,7 @@ pub(crate) mod hash;
 pub(crate) mod interval;
 pub(crate) mod json;
 pub(crate) mod mask;
+pub(crate) mod match_path;
 pub(crate) mod numbers;
 pub(crate) mod strings;
 pub(crate) mod text;

@@ -6,6 +6,7 @@
 
 pub(crate) mod clauses;
 mod interval_alt;
+pub(crate) mod ptf;
 pub(crate) mod rewrite;
 pub(crate) mod substitute;
 pub(crate) mod syntax;

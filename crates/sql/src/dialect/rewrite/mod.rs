@@ -11,9 +11,10 @@ mod literals;
 use std::ops::ControlFlow;
 
 use datafusion::sql::sqlparser::ast::{
-    visit_expressions_mut, BinaryOperator, CastKind, CeilFloorKind, DataType, DateTimeField,
-    ExactNumberInfo, Expr, Function, Ident, ObjectNamePart, SelectItem, SetExpr, Statement,
-    UnaryOperator, Value, ValueWithSpan, VisitMut, VisitorMut, WindowFrameBound, WindowType,
+    visit_expressions_mut, AccessExpr, BinaryOperator, CastKind, CeilFloorKind, DataType,
+    DateTimeField, ExactNumberInfo, Expr, Function, Ident, ObjectNamePart, SelectItem, SetExpr,
+    Statement, UnaryOperator, Value, ValueWithSpan, VisitMut, VisitorMut, WindowFrameBound,
+    WindowType,
 };
 pub use limits::{nesting_depth, operator_count};
 
@@ -50,6 +51,21 @@ pub fn to_datafusion(statement: &mut Statement, zone: Option<&str>) -> Result<()
                 *e = call("substring", args);
             }
             Expr::Function(f) => call_forms(f),
+            // `arr[0].field`: a struct's field after a subscript, by name (DataFusion takes a
+            // dotted field there only as a string).
+            Expr::CompoundFieldAccess { access_chain, .. } => {
+                for access in access_chain.iter_mut() {
+                    if let AccessExpr::Dot(field) = access {
+                        if let Expr::Identifier(id) = &*field {
+                            let name = match id.quote_style {
+                                Some(_) => id.value.clone(),
+                                None => id.value.to_ascii_lowercase(),
+                            };
+                            *field = Expr::value(Value::SingleQuotedString(name));
+                        }
+                    }
+                }
+            }
             // `s LIKE ANY (p1, ..)` is likeany(s, p1, ..); `s LIKE ALL (p1, ..)` (which parses
             // as a call of `all`) likeall(s, p1, ..).
             Expr::Like {
