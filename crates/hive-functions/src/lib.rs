@@ -107,6 +107,7 @@ pub fn register(ctx: &SessionContext) {
     scalar::interval::register(ctx);
     scalar::union::register(ctx);
     scalar::mask::register(ctx);
+    scalar::ewah::register(ctx);
     scalar::match_path::register(ctx);
     aggregate::histogram::register(ctx);
     scalar::arrays::register(ctx);

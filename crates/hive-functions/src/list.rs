@@ -72,9 +72,12 @@ fn hive_entries() -> impl Iterator<Item = (&'static str, &'static str, &'static 
         })
 }
 
+/// Hive's table functions in FROM (`matchpath(ON t ..)`) the statement layer plans.
+pub const TABLE_FUNCTIONS: &[&str] = &["matchpath", "windowingtablefunction"];
+
 /// Every name a session can call, sorted, without the internal helpers: the functions
-/// registered in `ctx`, the table-generating functions ([`crate::generators`]) and Hive's
-/// operators.
+/// registered in `ctx`, the table-generating functions ([`crate::generators`]), the table
+/// functions ([`TABLE_FUNCTIONS`]) and Hive's operators.
 pub fn callable(ctx: &SessionContext) -> Vec<String> {
     let state = ctx.state();
     let mut names: Vec<String> = state
@@ -86,6 +89,7 @@ pub fn callable(ctx: &SessionContext) -> Vec<String> {
         .chain(
             crate::generators::NAMES
                 .iter()
+                .chain(TABLE_FUNCTIONS)
                 .chain(SYNTAX.iter().map(|(n, _)| n))
                 .map(|n| n.to_string()),
         )

@@ -3,6 +3,7 @@
 pub(crate) mod arrays;
 pub(crate) mod calendar;
 pub(crate) mod datetime;
+pub(crate) mod ewah;
 pub(crate) mod hash;
 pub(crate) mod interval;
 pub(crate) mod json;
