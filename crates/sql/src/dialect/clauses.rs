@@ -2,7 +2,8 @@
 //! `SORT BY`, `DISTRIBUTE BY` and `CLUSTER BY` (one reducer: a total order), `TABLESAMPLE`,
 //! and `LATERAL VIEW [OUTER]`: the relation wrapped in a SELECT of its columns and the
 //! columns of Hive's table-generating function (`explode`, `stack`, .., whose columns
-//! [`apiary_hive_functions::generators`] plans, also for one alone in a select list).
+//! [`apiary_hive_functions::generators`] plans, also for one alone in a select list); and a
+//! window's keys that name the select list's aliases.
 
 use std::ops::ControlFlow;
 
@@ -115,6 +116,7 @@ fn selects(body: &mut SetExpr) -> Result<(), SqlError> {
                 return Err(unsupported("SORT BY or CLUSTER BY inside a UNION"));
             }
             select.distribute_by.clear();
+            window_aliases(select);
             lateral_views(select, None)?;
             generators::in_select_list(select).map_err(SqlError::from_planning)
         }
@@ -123,6 +125,76 @@ fn selects(body: &mut SetExpr) -> Result<(), SqlError> {
             selects(right)
         }
         _ => Ok(()),
+    }
+}
+
+/// A window's PARTITION BY and ORDER BY in a grouping SELECT may name the select list's
+/// aliases, as in Hive (`max(f) mf, rank() OVER (PARTITION BY si ORDER BY mf) .. GROUP BY
+/// si`); DataFusion reads such a name as a column. A name becomes the aliased expression
+/// where it cannot be a column: the SELECT groups, the name is no GROUP BY key, and the
+/// aliased expression is no plain column and holds no window.
+fn window_aliases(select: &mut Select) {
+    use datafusion::sql::sqlparser::ast::{
+        visit_expressions, visit_expressions_mut, GroupByExpr, WindowType,
+    };
+    use std::collections::HashMap;
+    let GroupByExpr::Expressions(keys, _) = &select.group_by else {
+        return;
+    };
+    if keys.is_empty() {
+        return;
+    }
+    let lower = |i: &Ident| i.value.to_ascii_lowercase();
+    let key_names: Vec<String> = keys
+        .iter()
+        .filter_map(|k| match k {
+            Expr::Identifier(i) => Some(lower(i)),
+            _ => None,
+        })
+        .collect();
+    let has_window = |e: &Expr| {
+        visit_expressions(e, |x| match x {
+            Expr::Function(f) if f.over.is_some() => ControlFlow::Break(()),
+            _ => ControlFlow::Continue(()),
+        })
+        .is_break()
+    };
+    let aliases: HashMap<String, Expr> = select
+        .projection
+        .iter()
+        .filter_map(|item| match item {
+            SelectItem::ExprWithAlias { expr, alias }
+                if !matches!(expr, Expr::Identifier(_) | Expr::CompoundIdentifier(_))
+                    && !key_names.contains(&lower(alias))
+                    && !has_window(expr) =>
+            {
+                Some((lower(alias), expr.clone()))
+            }
+            _ => None,
+        })
+        .collect();
+    if aliases.is_empty() {
+        return;
+    }
+    let substitute = |e: &mut Expr| {
+        if let Expr::Identifier(id) = e {
+            if let Some(aliased) = aliases.get(&lower(id)) {
+                *e = aliased.clone();
+            }
+        }
+    };
+    for item in select.projection.iter_mut() {
+        let _ = visit_expressions_mut(item, |e| {
+            if let Expr::Function(f) = e {
+                if let Some(WindowType::WindowSpec(spec)) = &mut f.over {
+                    spec.partition_by.iter_mut().for_each(substitute);
+                    spec.order_by
+                        .iter_mut()
+                        .for_each(|o| substitute(&mut o.expr));
+                }
+            }
+            ControlFlow::<()>::Continue(())
+        });
     }
 }
 
