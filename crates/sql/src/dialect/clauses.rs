@@ -68,11 +68,21 @@ fn unsupported(what: &str) -> SqlError {
     SqlError::Unsupported(what.to_string())
 }
 
-/// `SORT BY k` and `CLUSTER BY k` of a query's only SELECT become its `ORDER BY` (Hive sorts
-/// within each reducer; with one reducer that is the whole result), `DISTRIBUTE BY` is
-/// dropped (it only chooses the reducer).
+/// The SELECT whose SORT BY, CLUSTER BY and DISTRIBUTE BY are the query's: its only one, or
+/// the last of a UNION's (there they sort the union, as ORDER BY does).
+fn last_select(body: &mut SetExpr) -> Option<&mut Select> {
+    match body {
+        SetExpr::Select(select) => Some(select),
+        SetExpr::SetOperation { right, .. } => last_select(right),
+        _ => None,
+    }
+}
+
+/// `SORT BY k` and `CLUSTER BY k` of a query's only SELECT, or of a UNION's last, become its
+/// `ORDER BY` (Hive sorts within each reducer; with one reducer that is the whole result),
+/// `DISTRIBUTE BY` is dropped (it only chooses the reducer).
 fn sort_by(query: &mut Query) -> Result<(), SqlError> {
-    let SetExpr::Select(select) = &mut *query.body else {
+    let Some(select) = last_select(&mut query.body) else {
         return Ok(());
     };
     if select.sort_by.is_empty() && select.cluster_by.is_empty() {
