@@ -78,6 +78,12 @@ def test_hive_golden_queries_pass_at_least_the_floor(capsys):
                   f"(tests/hive_golden_known.tsv): {passed} of {counted} pass ({passed / counted:.1%}); "
                   f"{sum(1 for k, v in listed.items() if v[0] == 'refused')} refused on purpose; "
                   f"{len(unlisted)} other failures")
+            # The issue asks to leave the PTFs of Hive's test suite out (they are no built-ins):
+            # the rate without them too.
+            test_only = [k for k, v in listed.items() if v[1] == "test-only PTF"]
+            report.append(f"Also without the {len(test_only)} queries of Hive's test-only table "
+                  f"functions: {passed} of {counted - len(test_only)} pass "
+                  f"({passed / (counted - len(test_only)):.1%})")
             # In the run's output even when pytest captures it (CI runs it quietly).
             with capsys.disabled():
                 print("\n".join(report))
