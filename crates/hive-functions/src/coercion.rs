@@ -236,8 +236,10 @@ fn compare_as_doubles(mut operands: Vec<&mut Expr>, schema: &DFSchema) -> bool {
 /// text): a DATE to a number or BOOLEAN is NULL; a TIMESTAMP to a number is its seconds
 /// since 1970 (an integer type: floored), to a BOOLEAN whether it is not 1970-01-01 00:00:00;
 /// a DECIMAL to a BOOLEAN whether it is not 0; text to a BOOLEAN false for '', 'false',
-/// 'off', 'no' and '0' (any case), true otherwise. None where the cast is left as it is. The
-/// expressions made have no such cast in them, so analysing the plan again changes nothing.
+/// 'off', 'no' and '0' (any case), true otherwise; text to a TIMESTAMP or a DATE read as Hive
+/// reads it (trimmed, one-digit fields in a timestamp). None where the cast is left as it is.
+/// The expressions made have no such cast in them (or one of text already trimmed), so
+/// analysing the plan again changes nothing.
 pub(crate) fn hive_conversion(value: &Expr, from: &DataType, to: &DataType) -> Option<Expr> {
     use datafusion::functions::datetime::expr_fn::date_part;
     use datafusion::functions::math::expr_fn::floor;
@@ -290,6 +292,16 @@ pub(crate) fn hive_conversion(value: &Expr, from: &DataType, to: &DataType) -> O
                 _ => Expr::TryCast(TryCast::new(Box::new(micros), to.clone())),
             })
         }
+        // Text to a DATE as Hive's `Date.valueOf` reads it: without the blanks around it (a
+        // CHAR's padding).
+        t if is_text(t) && *to == DataType::Date32 && !is_trimmed(value) => {
+            Some(Expr::TryCast(TryCast::new(
+                Box::new(datafusion::functions::string::expr_fn::btrim(vec![
+                    value.clone()
+                ])),
+                to.clone(),
+            )))
+        }
         t if is_text(t) && *to == DataType::Boolean => {
             let lowered = lower(value.clone());
             let false_texts = ["", "false", "off", "no", "0"].map(lit);
@@ -305,6 +317,11 @@ pub(crate) fn hive_conversion(value: &Expr, from: &DataType, to: &DataType) -> O
         }
         _ => None,
     }
+}
+
+/// Whether `e` is already text with its blanks trimmed (so analysing again changes nothing).
+fn is_trimmed(e: &Expr) -> bool {
+    matches!(e, Expr::ScalarFunction(f) if f.func.name() == "btrim")
 }
 
 /// The bits of an integer type (64 for an unsigned 64-bit one, whose values do not all fit

@@ -14,6 +14,15 @@ use arrow::datatypes::{DataType, Field, Fields, IntervalUnit, TimeUnit, UnionFie
 /// Field metadata key holding a column's declared Hive type, e.g. `varchar(10)`.
 pub const HIVE_TYPE_KEY: &str = "hive.type";
 
+/// Whether values of `t` are text.
+fn is_text(t: &DataType) -> bool {
+    match t {
+        DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => true,
+        DataType::Dictionary(_, v) => is_text(v),
+        _ => false,
+    }
+}
+
 /// A Hive column type.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum HiveType {
@@ -64,11 +73,16 @@ pub enum HiveType {
 }
 
 impl HiveType {
-    /// The Hive type of an Arrow field, honouring a declared type in its metadata.
+    /// The Hive type of an Arrow field, honouring a declared type in its metadata. A declared
+    /// CHAR or VARCHAR holds only for text: a CAST of such a value to a number or a date keeps
+    /// the metadata in DataFusion, and its values are of the Arrow type.
     pub fn of_field(field: &Field) -> HiveType {
         if let Some(declared) = field.metadata().get(HIVE_TYPE_KEY) {
             if let Some(t) = HiveType::parse(declared) {
-                return t;
+                let text_declared = matches!(t, HiveType::Char(_) | HiveType::Varchar(_));
+                if !text_declared || is_text(field.data_type()) {
+                    return t;
+                }
             }
         }
         HiveType::of(field.data_type())
