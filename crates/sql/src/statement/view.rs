@@ -38,6 +38,15 @@ impl dyn Scope {
                     )));
                     }
                 }
+                let tokens =
+                    crate::dialect::tokenize(&query).map_err(crate::dialect::parse_error)?;
+                if !crate::dialect::ptf::calls(&tokens)?.is_empty() {
+                    // A view's text is planned again when read, apart from a statement's
+                    // expansion of table functions.
+                    return Err(SqlError::Unsupported(
+                        "a view over a table function (matchpath, windowingtablefunction) is not supported; use a table (CREATE TABLE .. AS SELECT)".into(),
+                    ));
+                }
                 let plan = self.plan_query(&query).await?;
                 if calls_current_user(&plan) {
                     // Views are planned again for each query without the querying session's
