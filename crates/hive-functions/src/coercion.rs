@@ -44,6 +44,8 @@ use datafusion::logical_expr::{
 };
 use datafusion::optimizer::AnalyzerRule;
 
+use apiary_hive_types::types::is_text;
+
 /// DataFusion's analyzer rules with [`HiveTyping`] just before type coercion.
 pub(crate) fn analyzer_rules() -> Vec<Arc<dyn AnalyzerRule + Send + Sync>> {
     let mut rules = datafusion::optimizer::Analyzer::new().rules;
@@ -124,14 +126,6 @@ enum Meeting {
     Branches,
     /// UNION: numbers, dates and timestamps.
     Union,
-}
-
-fn is_text(t: &DataType) -> bool {
-    match t {
-        DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => true,
-        DataType::Dictionary(_, v) => is_text(v),
-        _ => false,
-    }
 }
 
 /// Whether a value of type `t` becomes text where it meets text.

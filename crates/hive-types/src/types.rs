@@ -14,8 +14,8 @@ use arrow::datatypes::{DataType, Field, Fields, IntervalUnit, TimeUnit, UnionFie
 /// Field metadata key holding a column's declared Hive type, e.g. `varchar(10)`.
 pub const HIVE_TYPE_KEY: &str = "hive.type";
 
-/// Whether values of `t` are text.
-fn is_text(t: &DataType) -> bool {
+/// Whether values of `t` are text (a dictionary of text too).
+pub fn is_text(t: &DataType) -> bool {
     match t {
         DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => true,
         DataType::Dictionary(_, v) => is_text(v),

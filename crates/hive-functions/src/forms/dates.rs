@@ -41,11 +41,10 @@ const FLOORS: &[(&str, &str)] = &[
 /// A value of type `t` as a timestamp in microseconds, NULL when it is none (nanoseconds
 /// would lose dates before 1677 and after 2262); text is read as Hive reads it.
 fn timestamp(x: Expr, t: Option<&DataType>) -> Expr {
-    match t {
-        Some(DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View) => {
-            crate::scalar::text_timestamp::text_as_timestamp(x)
-        }
-        _ => try_cast(x, MICROSECONDS),
+    if t.is_some_and(crate::forms::expr_fn::is_text) {
+        crate::scalar::text_timestamp::text_as_timestamp(x)
+    } else {
+        try_cast(x, MICROSECONDS)
     }
 }
 

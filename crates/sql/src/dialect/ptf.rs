@@ -161,6 +161,11 @@ fn semantic(name: &str, what: impl std::fmt::Display) -> SqlError {
 }
 
 impl Call {
+    /// Where its tokens start and end (inclusive).
+    pub(crate) fn range(&self) -> (usize, usize) {
+        (self.from, self.to)
+    }
+
     /// The query whose columns are the source's.
     pub(crate) fn source_query(&self) -> String {
         format!("SELECT * FROM {}", self.source)
@@ -297,13 +302,6 @@ pub(crate) fn splice(
         tokens.splice(from..=to, replacement);
     }
     Ok(())
-}
-
-impl Call {
-    /// Where its tokens start and end (inclusive).
-    pub(crate) fn range(&self) -> (usize, usize) {
-        (self.from, self.to)
-    }
 }
 
 #[cfg(test)]
